@@ -1,0 +1,21 @@
+# The two commands in the README. Both create .venv on first use.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test install
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+install: $(BIN)/python
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+
+## Set up everything (SQLite, in-process tasks), load demo data, print a login, serve on :8000.
+demo: install
+	DEBUG=true $(BIN)/python manage.py demo
+
+## Run the whole test suite (PostgreSQL/Redis tests run when DATABASE_URL/CELERY_BROKER_URL are set).
+test: install
+	DEBUG=true $(BIN)/python -m pytest

@@ -1,0 +1,33 @@
+"""What the checks found, one row per rule outcome and per finding, for queries and timelines."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from ctxaudit.ingest.models import Event
+
+
+class RuleOutcome(models.Model):
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="rule_outcomes")
+    rule_id = models.CharField(max_length=100)
+    text = models.TextField()
+    state = models.CharField(max_length=10)  # retained | weakened | missing
+    strength = models.FloatField()
+    role_before = models.CharField(max_length=20, null=True, blank=True)
+    role_after = models.CharField(max_length=20, null=True, blank=True)
+    demoted = models.BooleanField(default=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["rule_id", "state"])]
+
+
+class Finding(models.Model):
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="findings")
+    kind = models.CharField(max_length=40, db_index=True)
+    severity = models.CharField(max_length=10)
+    rule_id = models.CharField(max_length=100, null=True, blank=True)
+    message = models.TextField()
+    evidence = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["id"]

@@ -1,0 +1,197 @@
+"""Plain data shared by every check: frozen dataclasses, text stays text (never HTML).
+
+Offsets in `Span` are Python string indices (code points) into `Message.content`, so the UI
+can highlight exactly the quoted text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+Side = Literal["before", "after"]
+
+# Roles after normalisation: every input format maps onto these five.
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+class Severity(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return {"low": 1, "medium": 2, "high": 3, "critical": 4}[self.value]
+
+
+class RuleState(StrEnum):
+    RETAINED = "retained"
+    WEAKENED = "weakened"
+    MISSING = "missing"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a context. `name` is the tool/function name for tool output."""
+
+    role: str
+    content: str
+    name: str | None = None
+    # Where the message came from when the role alone does not say it (e.g. "summary",
+    # "compact_summary", "preserved"); free text, shown in the UI.
+    kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """An ordered list of messages: what the model saw at one point in time."""
+
+    messages: tuple[Message, ...]
+
+    def text(self) -> str:
+        return "\n".join(m.content for m in self.messages)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A rule in force. `source` says where it came from: "event", "project", "system", "user"."""
+
+    id: str
+    text: str
+    severity: Severity = Severity.HIGH
+    source: str = "event"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A quoted stretch of one message: content[start:end] == quote."""
+
+    side: Side
+    message_index: int
+    start: int
+    end: int
+    quote: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleResult:
+    """Retention of one rule across one compression.
+
+    strength: 1.0 = kept with full force, 0.0 = gone (see checks/drift.py for the scale).
+    lost: what weakened, in words a reviewer reads (e.g. "force: prohibition → caution").
+    """
+
+    rule_id: str
+    text: str
+    state: RuleState
+    strength: float
+    role_before: str | None
+    role_after: str | None
+    evidence: tuple[Span, ...] = ()
+    lost: tuple[str, ...] = ()
+    demoted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.rule_id,
+            "text": self.text,
+            "state": self.state.value,
+            "strength": round(self.strength, 3),
+            "role_before": self.role_before,
+            "role_after": self.role_after,
+            "demoted": self.demoted,
+            "lost": list(self.lost),
+            "evidence": [s.to_dict() for s in self.evidence],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem a check found. `kind` is a stable machine name (see checks/__init__.py)."""
+
+    kind: str
+    severity: Severity
+    message: str
+    rule_id: str | None = None
+    evidence: tuple[Span, ...] = ()
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "kind": self.kind,
+            "severity": self.severity.value,
+            "message": self.message,
+            "evidence": [s.to_dict() for s in self.evidence],
+        }
+        if self.rule_id is not None:
+            d["rule_id"] = self.rule_id
+        if self.data:
+            d["data"] = self.data
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class TokenStats:
+    """Token counts (tiktoken cl100k_base unless the counter says otherwise)."""
+
+    before: int
+    after: int
+    before_by_role: dict[str, int]
+    after_by_role: dict[str, int]
+    rules: int  # tokens the rule texts take
+    encoding: str
+
+    @property
+    def ratio(self) -> float | None:
+        """after / before; None when before is empty."""
+        return self.after / self.before if self.before else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "before": self.before,
+            "after": self.after,
+            "before_by_role": self.before_by_role,
+            "after_by_role": self.after_by_role,
+            "rules": self.rules,
+            "ratio": round(self.ratio, 4) if self.ratio is not None else None,
+            "encoding": self.encoding,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContextPair:
+    """The input of one audit: one compression event."""
+
+    before: Context
+    after: Context
+    rules: tuple[Rule, ...] = ()
+    strategy: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """Everything the checks say about one compression event."""
+
+    verdict: Literal["pass", "fail"]
+    rules: tuple[RuleResult, ...]
+    findings: tuple[Finding, ...]
+    tokens: TokenStats | None
+    engine_version: str
+    summary_elevated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "rules": [r.to_dict() for r in self.rules],
+            "findings": [f.to_dict() for f in self.findings],
+            "tokens": self.tokens.to_dict() if self.tokens else None,
+            "engine_version": self.engine_version,
+            "summary_elevated": self.summary_elevated,
+        }

@@ -1,0 +1,108 @@
+"""The machine-facing API, /api/v1/ (OpenAPI schema at /api/v1/openapi.json, docs at /api/v1/docs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from ninja import NinjaAPI, Status
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from ctxaudit.engine.formats import ContextFormatError
+from ctxaudit.ingest.models import Event
+from ctxaudit.ingest.schemas import ErrorOut, EventAccepted, EventIn, EventOut
+from ctxaudit.ingest.services import event_ingest
+from ctxaudit.projects.auth import ApiKeyAuth
+
+api = NinjaAPI(title="ctxaudit API", version="1", urls_namespace="api")
+
+
+def _field_of(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [p for p in loc if p not in ("body", "payload")]
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "body"
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    first = exc.errors[0] if exc.errors else {}
+    field = _field_of(first.get("loc", ()))
+    msg = first.get("msg", "invalid")
+    if first.get("type") == "json_invalid" or field == "body" and "JSON" in msg:
+        return api.create_response(request, {"error": "body is not valid JSON", "field": "body"}, status=400)
+    return api.create_response(
+        request,
+        {"error": f"{field}: {msg}", "field": field, "errors": [{"field": _field_of(e.get("loc", ())), "problem": e.get("msg")} for e in exc.errors[:20]]},
+        status=400,
+    )
+
+
+@api.exception_handler(AuthenticationError)
+def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return api.create_response(request, {"error": "missing or invalid API key", "field": "Authorization"}, status=401)
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    body: dict[str, Any] = {"error": str(exc)}
+    if exc.status_code == 400 and "parse request body" in str(exc):
+        body = {"error": "body is not valid JSON", "field": "body"}
+    elif exc.status_code == 400 and "Idempotency-Key" in str(exc):
+        body["field"] = "Idempotency-Key"
+    return api.create_response(request, body, status=exc.status_code)
+
+
+def event_to_out(event: Event) -> dict[str, Any]:
+    """GET /api/v1/events/<id> body (README "API")."""
+    report = event.report or {}
+    return {
+        "id": event.pk,
+        "status": event.status,
+        "verdict": event.verdict,
+        "session_id": event.session.external_id,
+        "sequence": event.sequence,
+        "strategy": event.strategy,
+        "tokens": {"before": event.tokens_before, "after": event.tokens_after},
+        "rules": [
+            {k: r.get(k) for k in ("id", "text", "state", "strength", "role_before", "role_after", "evidence")}
+            for r in report.get("rules", [])
+        ],
+        "findings": [
+            {k: f.get(k) for k in ("kind", "severity", "rule_id", "message", "evidence")} for f in report.get("findings", [])
+        ],
+        "error": event.error or None,
+    }
+
+
+@api.post(
+    "/events",
+    auth=ApiKeyAuth("ingest"),
+    response={202: EventAccepted, 200: EventAccepted, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut},
+    summary="Ingest one compression event",
+)
+def events_create(request: HttpRequest, payload: EventIn) -> Status[dict[str, Any]]:
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not (0 < len(key) <= 200):
+        raise HttpError(400, "Idempotency-Key must be 1-200 characters")
+    try:
+        event, created = event_ingest(project=request.project, spec=payload, idempotency_key=key)  # type: ignore[attr-defined]
+    except ContextFormatError as exc:
+        return Status(400, {"error": str(exc), "field": exc.field})
+    body = {
+        "id": event.pk,
+        "status": event.status,
+        "url": request.build_absolute_uri(f"/api/v1/events/{event.pk}"),
+        "ui_url": request.build_absolute_uri(reverse("ui:event-detail", args=[event.pk])),
+    }
+    return Status(202 if created else 200, body)
+
+
+@api.get("/events/{event_id}", auth=ApiKeyAuth("read"), response={200: EventOut, 404: ErrorOut}, summary="One event with its check results")
+def events_detail(request: HttpRequest, event_id: int) -> Status[dict[str, Any]]:
+    event = Event.objects.select_related("session").filter(pk=event_id, project=request.project).first()  # type: ignore[attr-defined]
+    if event is None:
+        return Status(404, {"error": f"no event {event_id} in this project"})
+    return Status(200, event_to_out(event))

@@ -1,0 +1,93 @@
+"""Sessions and compression events, as ingested."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from ctxaudit.projects.models import Project
+
+
+class Session(models.Model):
+    """An agent session: the compression events that share a session_id within a project."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sessions")
+    external_id = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "external_id"], name="session_unique")]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class SessionRule(models.Model):
+    """A rule in force in a session: once seen, it stays in force for later compressions."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="rules_in_force")
+    rule_id = models.CharField(max_length=100)
+    text = models.TextField()
+    severity = models.CharField(max_length=10, default="high")
+    source = models.CharField(max_length=20, default="event")
+    first_event = models.ForeignKey("ingest.Event", null=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "rule_id"], name="session_rule_unique")]
+
+
+class Event(models.Model):
+    """One compression event: the context before and after, and what the checks said."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        CHECKED = "checked"
+        ERROR = "error"
+
+    STRATEGIES = ("truncation", "summary", "structured", "retrieval", "key_messages", "role_separated", "other")
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="events")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")
+    sequence = models.IntegerField(null=True, blank=True)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    received_at = models.DateTimeField(default=timezone.now)
+    strategy = models.CharField(max_length=20, default="other")
+    model = models.CharField(max_length=200, blank=True)
+    format = models.CharField(max_length=20, default="auto")
+    # Normalised contexts: [{"role", "content", "name"?, "kind"?}] (engine.formats.context_to_json).
+    before = models.JSONField()
+    after = models.JSONField()
+    # The event's own rule set [{"id", "text", "severity", "source"}], resolved at ingestion:
+    # given in the event, else the project's rule set, else extracted from `before`.
+    rules = models.JSONField(default=list, blank=True)
+    rules_source = models.CharField(max_length=10, default="extracted")  # event | project | extracted
+    metadata = models.JSONField(default=dict, blank=True)
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
+    verdict = models.CharField(max_length=4, null=True, blank=True)  # "pass" | "fail"
+    report = models.JSONField(null=True, blank=True)  # AuditReport.to_dict()
+    tokens_before = models.IntegerField(null=True, blank=True)
+    tokens_after = models.IntegerField(null=True, blank=True)
+    engine_version = models.CharField(max_length=20, blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-occurred_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "-occurred_at"]),
+            models.Index(fields=["session", "sequence"]),
+            models.Index(fields=["status", "received_at"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "idempotency_key"],
+                condition=models.Q(idempotency_key__isnull=False),
+                name="event_idempotency_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"event {self.pk} ({self.session.external_id})"

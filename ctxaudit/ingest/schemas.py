@@ -1,0 +1,92 @@
+"""The public ingestion contract (README "API"). Names here are users' scripts' names: keep them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Strategy = Literal["truncation", "summary", "structured", "retrieval", "key_messages", "role_separated", "other"]
+ContextFormat = Literal["auto", "openai", "anthropic", "langchain", "generic"]
+
+
+class RuleIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=100)
+    text: str = Field(min_length=1, max_length=10_000)
+    severity: Literal["low", "medium", "high", "critical"] = "high"
+
+
+class EventIn(BaseModel):
+    """One compression event. `before`/`after`: a message list, an Anthropic {system, messages} object, or text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str = Field(min_length=1, max_length=200)
+    sequence: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    occurred_at: datetime | None = None
+    strategy: Strategy = "other"
+    model: str | None = Field(default=None, max_length=200)
+    format: ContextFormat = "auto"
+    before: list[Any] | dict[str, Any] | str
+    after: list[Any] | dict[str, Any] | str
+    rules: list[RuleIn] | None = Field(default=None, max_length=500)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class EventAccepted(BaseModel):
+    id: int
+    status: str
+    url: str
+    ui_url: str
+
+
+class SpanOut(BaseModel):
+    side: Literal["before", "after"]
+    message_index: int
+    start: int
+    end: int
+    quote: str
+
+
+class RuleOut(BaseModel):
+    id: str
+    text: str
+    state: Literal["retained", "weakened", "missing"]
+    strength: float | None = None
+    role_before: str | None
+    role_after: str | None
+    evidence: list[SpanOut]
+
+
+class FindingOut(BaseModel):
+    kind: str
+    severity: str
+    rule_id: str | None = None
+    message: str
+    evidence: list[SpanOut]
+
+
+class TokensOut(BaseModel):
+    before: int | None
+    after: int | None
+
+
+class EventOut(BaseModel):
+    id: int
+    status: Literal["pending", "checked", "error"]
+    verdict: Literal["pass", "fail"] | None
+    session_id: str
+    sequence: int | None
+    strategy: str
+    tokens: TokensOut
+    rules: list[RuleOut]
+    findings: list[FindingOut]
+    error: str | None = None
+
+
+class ErrorOut(BaseModel):
+    error: str
+    field: str | None = None

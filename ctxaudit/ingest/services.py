@@ -1,0 +1,101 @@
+"""The one writer of ingested events (HackSoft-style service)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ctxaudit.engine.formats import context_to_json, parse_context
+from ctxaudit.engine.rules import extract_rules
+from ctxaudit.ingest.models import Event, Session, SessionRule
+from ctxaudit.ingest.schemas import EventIn
+from ctxaudit.projects.models import Project
+
+logger = logging.getLogger(__name__)
+
+
+def _own_rules(project: Project, spec: EventIn, before: Any) -> tuple[list[dict[str, Any]], str]:
+    if spec.rules:
+        return [{"id": r.id, "text": r.text, "severity": r.severity, "source": "event"} for r in spec.rules], "event"
+    project_rules = list(project.rules.values("rule_id", "text", "severity"))
+    if project_rules:
+        return [{"id": r["rule_id"], "text": r["text"], "severity": r["severity"], "source": "project"} for r in project_rules], "project"
+    return [{"id": r.id, "text": r.text, "severity": r.severity.value, "source": r.source} for r in extract_rules(before)], "extracted"
+
+
+def event_ingest(*, project: Project, spec: EventIn, idempotency_key: str | None = None) -> tuple[Event, bool]:
+    """Store one compression event and enqueue its check when the transaction commits.
+
+    Returns (event, created); created is False when `idempotency_key` was seen before in this
+    project. Raises engine.formats.ContextFormatError (naming the field) on unreadable contexts.
+    Does no tokenising and no checking: request latency must not grow with context size.
+    """
+    if idempotency_key:
+        existing = Event.objects.filter(project=project, idempotency_key=idempotency_key).first()
+        if existing:
+            return existing, False
+    before = parse_context(spec.before, format=spec.format, field="before")
+    after = parse_context(spec.after, format=spec.format, field="after")
+    rules, rules_source = _own_rules(project, spec, before)
+    try:
+        with transaction.atomic():
+            session, _ = Session.objects.get_or_create(project=project, external_id=spec.session_id)
+            event = Event.objects.create(
+                project=project,
+                session=session,
+                sequence=spec.sequence,
+                occurred_at=spec.occurred_at or timezone.now(),
+                strategy=spec.strategy,
+                model=spec.model or "",
+                format=spec.format,
+                before=context_to_json(before),
+                after=context_to_json(after),
+                rules=rules,
+                rules_source=rules_source,
+                metadata=spec.metadata,
+                idempotency_key=idempotency_key or None,
+            )
+            _record_rules_in_force(session, event, rules)
+            transaction.on_commit(lambda: event_enqueue_check(event.pk))
+    except IntegrityError:
+        # A concurrent retry with the same Idempotency-Key won the race: answer with its event.
+        if idempotency_key:
+            existing = Event.objects.filter(project=project, idempotency_key=idempotency_key).first()
+            if existing:
+                return existing, False
+        raise
+    return event, True
+
+
+def _record_rules_in_force(session: Session, event: Event, rules: list[dict[str, Any]]) -> None:
+    known = set(session.rules_in_force.values_list("rule_id", flat=True))
+    SessionRule.objects.bulk_create(
+        [
+            SessionRule(session=session, rule_id=r["id"], text=r["text"], severity=r["severity"], source=r["source"], first_event=event)
+            for r in rules
+            if r["id"] not in known
+        ],
+        ignore_conflicts=True,
+    )
+
+
+def event_enqueue_check(event_id: int) -> None:
+    """Send the check job. A lost broker is survivable: the periodic sweep re-enqueues pending events."""
+    from ctxaudit.audits.tasks import event_check_task
+
+    try:
+        event_check_task.delay(event_id)
+    except Exception:  # the broker is down: the row is committed, requeue_pending will retry
+        logger.exception("could not enqueue check for event %s; the pending sweep will retry", event_id)
+
+
+def events_requeue_pending(*, older_than_seconds: int) -> int:
+    """Re-enqueue events still pending after `older_than_seconds`. Returns how many."""
+    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_seconds)
+    ids = list(Event.objects.filter(status=Event.Status.PENDING, received_at__lt=cutoff).values_list("pk", flat=True)[:1000])
+    for pk in ids:
+        event_enqueue_check(pk)
+    return len(ids)

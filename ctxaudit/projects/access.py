@@ -1,0 +1,46 @@
+"""Access helpers: the only way views fetch tenant-owned rows (Zulip style). Outsiders get 404."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+from django.http import Http404
+
+from ctxaudit.ingest.models import Event, Session
+from ctxaudit.projects.models import Membership, Project
+
+
+def projects_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if user.is_superuser:  # type: ignore[union-attr]
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user)
+
+
+def role_for_user(user: AbstractBaseUser | AnonymousUser, project: Project) -> str | None:
+    """The user's role in `project` ("admin" for superusers), or None for outsiders."""
+    if not user.is_authenticated:
+        return None
+    if user.is_superuser:  # type: ignore[union-attr]
+        return Membership.Role.ADMIN
+    m = Membership.objects.filter(user=user, project=project).first()
+    return m.role if m else None
+
+
+def events_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Event]:
+    return Event.objects.filter(project__in=projects_for_user(user))
+
+
+def event_for_user(user: AbstractBaseUser | AnonymousUser, event_id: int) -> Event:
+    event = events_for_user(user).select_related("project", "session").filter(pk=event_id).first()
+    if event is None:
+        raise Http404("No such event")
+    return event
+
+
+def session_for_user(user: AbstractBaseUser | AnonymousUser, session_pk: int) -> Session:
+    session = Session.objects.filter(project__in=projects_for_user(user), pk=session_pk).select_related("project").first()
+    if session is None:
+        raise Http404("No such session")
+    return session

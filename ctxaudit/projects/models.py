@@ -1,0 +1,84 @@
+"""Tenancy: projects, their members and roles, their API keys and rule sets."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Redact PII from contexts before the first durable write (issue: security).
+    redact_pii = models.BooleanField(default=True)
+    # Events older than this many days are purged by the periodic job; 0 keeps them forever.
+    retention_days = models.PositiveIntegerField(default=90)
+    # Decay finding: a rule's strength fell across this many compressions in one session.
+    decay_compressions = models.PositiveIntegerField(default=2)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        ADMIN = "admin", "Admin"
+        REVIEWER = "reviewer", "Security reviewer"
+        OPS = "ops", "Ops"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.REVIEWER)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "project"], name="membership_unique")]
+
+
+class ApiKey(models.Model):
+    """A per-project key. Only its SHA-256 is stored; `prefix` is the visible part used for lookup."""
+
+    SCOPES = ("ingest", "read")
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=64)
+    scopes = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    @staticmethod
+    def hash_key(raw: str) -> str:
+        # Keys are 32 random bytes: a fast hash is enough (no dictionary attack on random input).
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+    @classmethod
+    def generate(cls) -> tuple[str, str]:
+        """Return (prefix, raw key). The raw key is "cta_<prefix>_<secret>"."""
+        prefix = secrets.token_hex(4)
+        return prefix, f"cta_{prefix}_{secrets.token_urlsafe(32)}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class ProjectRule(models.Model):
+    """A rule of the project's rule set (used when an event carries no rules)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="rules")
+    rule_id = models.CharField(max_length=100)
+    text = models.TextField()
+    severity = models.CharField(max_length=10, default="high")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "rule_id"], name="project_rule_unique")]
+        ordering = ["rule_id"]

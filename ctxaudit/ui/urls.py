@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from ctxaudit.ui import views
+
+app_name = "ui"
+
+urlpatterns = [
+    path("", views.event_list, name="event-list"),
+    path("events/<int:event_id>/", views.event_detail, name="event-detail"),
+]

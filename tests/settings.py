@@ -1,0 +1,14 @@
+"""Test settings: the app's settings with a fast hasher. DATABASE_URL / CELERY_BROKER_URL still apply."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DEBUG", "true")
+os.environ.setdefault("SECRET_KEY", "tests-only-secret-key")
+
+from ctxaudit.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+SECURE_SSL_REDIRECT = False
+STORAGES = {"staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}

@@ -11,6 +11,7 @@ from django.utils import timezone
 from ctxaudit.engine.formats import context_to_json, parse_context
 from ctxaudit.engine.rules import extract_rules
 from ctxaudit.ingest.models import Event, Session, SessionRule
+from ctxaudit.ingest.sanitize import event_spec_sanitize
 from ctxaudit.ingest.schemas import EventIn
 from ctxaudit.projects.models import Project
 
@@ -37,6 +38,8 @@ def event_ingest(*, project: Project, spec: EventIn, idempotency_key: str | None
         existing = Event.objects.filter(project=project, idempotency_key=idempotency_key).first()
         if existing:
             return existing, False
+    # Before anything is stored: no NUL/lone surrogates, and PII redacted when the project says so.
+    spec, _redacted = event_spec_sanitize(spec, redact_pii=project.redact_pii)
     before = parse_context(spec.before, format=spec.format, field="before")
     after = parse_context(spec.after, format=spec.format, field="after")
     rules, rules_source = _own_rules(project, spec, before)

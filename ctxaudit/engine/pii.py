@@ -1,0 +1,193 @@
+"""PII and secret detection for redaction at ingestion (pure Python).
+
+`find_pii(text)` returns the spans to hide; `redact(text)` replaces each with a typed placeholder:
+
+| placeholder | what |
+|---|---|
+| `[EMAIL]`  | e-mail addresses |
+| `[PHONE]`  | mainland China mobiles (1[3-9]x, optional +86/0086, spaces or dashes), China landlines (0xx-xxxxxxx), `+<country>` international numbers, NANP `(212) 555-0100` / `212-555-0100` |
+| `[CN_ID]`  | mainland China resident ID numbers (18 characters): a valid province code, a valid birth date (1900..today) and the ISO 7064 MOD 11-2 check character |
+| `[CARD]`   | payment card numbers: 13-19 digits (spaces/dashes between groups allowed), first digit 2-6, Luhn-valid |
+| `[SECRET]` | API keys and tokens: `sk-…` (OpenAI/Anthropic), `AKIA…`/`ASIA…` (AWS), `ghp_…`/`gho_…`/`github_pat_…`, `xox[abpr]-…` (Slack), ctxaudit's own `cta_…` keys, JWTs (`eyJ….eyJ….…`), the credential after `Bearer`, and the value of `password=`/`api_key:`/`secret=`/`token=` |
+
+Why these checks: a resident-ID checksum alone passes about 1 random 18-digit string in 11; the
+province code and the birth date bring that to about 1 in 70,000 (benchmarks/pii_bench.py). A Luhn
+check alone passes 1 random number in 10, so a bare 16-digit order number whose first digit is 2-6
+is redacted as `[CARD]` one time in 10: redaction prefers hiding an order number to leaking a card.
+Plain 10-digit numbers without separators are not treated as phones (too many ids look like that).
+
+Digit boundaries are ASCII-only (`[0-9A-Za-z]` must not touch a number), so "手机号13812345678"
+is found although CJK characters are word characters to `re`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from ctxaudit.engine.cn_regions import PROVINCE_CODES, REGION_CODES
+
+PLACEHOLDERS = {
+    "secret": "[SECRET]",
+    "email": "[EMAIL]",
+    "cn_id": "[CN_ID]",
+    "card": "[CARD]",
+    "phone": "[PHONE]",
+}
+
+
+@dataclass(frozen=True)
+class PiiMatch:
+    """One detected item: `kind` in PLACEHOLDERS, [start, end) offsets in characters."""
+
+    kind: str
+    start: int
+    end: int
+
+
+_NB = r"(?<![0-9A-Za-z])"  # not after an ASCII letter or digit
+_NA = r"(?![0-9A-Za-z])"  # not before one
+
+# (literal that must occur, pattern): the `in` test skips most regex scans on ordinary text.
+_SECRET_RES = [
+    ("sk-", re.compile(r"(?<![A-Za-z0-9])sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}")),
+    ("AKIA", re.compile(r"(?<![A-Za-z0-9])AKIA[0-9A-Z]{16}(?![0-9A-Z])")),
+    ("ASIA", re.compile(r"(?<![A-Za-z0-9])ASIA[0-9A-Z]{16}(?![0-9A-Z])")),
+    ("_", re.compile(r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,}")),
+    ("github_pat_", re.compile(r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{30,}")),
+    ("xox", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9\-]{10,}")),
+    ("cta_", re.compile(r"(?<![A-Za-z0-9])cta_[0-9a-f]{8}_[A-Za-z0-9_\-]{20,}")),
+    ("eyJ", re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+]
+# Group 1 is the secret; the label stays readable ("Bearer [SECRET]", "password=[SECRET]").
+_LABELLED_SECRET_RES = [
+    re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=\-]{12,})", re.I),
+    re.compile(
+        r"\b(?:api[_\-]?key|apikey|secret(?:[_\-]?key)?|access[_\-]?token|auth[_\-]?token|token|password|passwd|pwd)"
+        r"[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{6,})",
+        re.I,
+    ),
+]
+_EMAIL_RE = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
+_CN_ID_RE = re.compile(_NB + r"\d{17}[0-9Xx]" + _NA)
+_CARD_RE = re.compile(_NB + r"[2-6]\d{3}(?:[ \-]?\d){9,15}" + _NA)
+_PHONE_RES = [
+    # mainland China mobile, optional +86 / 0086 / 86 prefix, optional 3-4-4 grouping
+    re.compile(_NB + r"(?:(?:\+|00)?86[ \-]?)?1[3-9]\d(?:[ \-]?\d{4}){2}" + _NA),
+    # China landline with area code: 010-12345678, 0755-1234567, (021) 12345678
+    re.compile(_NB + r"(?:\(0\d{2,3}\)\s?|0\d{2,3}-)\d{7,8}" + _NA),
+    # international: +<country> then 6-14 more digits in groups
+    re.compile(r"(?<![0-9A-Za-z+])\+\d{1,3}(?:[ \-.]?\(?\d{1,5}\)?){2,6}" + _NA),
+    # NANP with separators: (212) 555-0100, 212-555-0100, 212.555.0100
+    re.compile(_NB + r"(?:\(\d{3}\)\s?|\d{3}[\-. ])\d{3}[\-. ]\d{4}" + _NA),
+]
+
+_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_ID_CHECK = "10X98765432"
+
+
+def cn_id_checksum_ok(s: str) -> bool:
+    """ISO 7064 MOD 11-2 check character of an 18-character resident ID (GB 11643-1999)."""
+    total = sum(int(c) * w for c, w in zip(s[:17], _ID_WEIGHTS, strict=True))
+    return _ID_CHECK[total % 11] == s[17].upper()
+
+
+def is_cn_id(s: str, *, strict_region: bool = False, today: date | None = None) -> bool:
+    """True when `s` (18 chars) is a plausible resident ID: checksum, birth date, region.
+
+    The region is its 2-digit province code, or with `strict_region` the full 6-digit code from
+    cn_regions.REGION_CODES (2015 list: IDs under retired codes fail the strict check).
+    """
+    if len(s) != 18 or not s[:17].isdigit():
+        return False
+    if s[:2] not in PROVINCE_CODES or (strict_region and s[:6] not in REGION_CODES):
+        return False
+    try:
+        born = date(int(s[6:10]), int(s[10:12]), int(s[12:14]))
+    except ValueError:
+        return False
+    if not date(1900, 1, 1) <= born <= (today or date.today()):
+        return False
+    return cn_id_checksum_ok(s)
+
+
+def luhn_ok(digits: str) -> bool:
+    """Luhn (mod 10) check of a digit string."""
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = int(c)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _digits(s: str) -> str:
+    return "".join(c for c in s if c.isdigit())
+
+
+def find_pii(text: str, *, strict_region: bool = False) -> list[PiiMatch]:
+    """Every PII/secret span in `text`, sorted, non-overlapping.
+
+    Overlaps are resolved by kind priority (secret > email > cn_id > card > phone), then by
+    length: a JWT containing digits is one [SECRET], an 18-digit ID is not also a [CARD].
+    """
+    found: list[tuple[int, PiiMatch]] = []
+    for literal, rx in _SECRET_RES:
+        if literal not in text:
+            continue
+        found += [(0, PiiMatch("secret", m.start(), m.end())) for m in rx.finditer(text)]
+    for rx in _LABELLED_SECRET_RES:
+        found += [(0, PiiMatch("secret", m.start(1), m.end(1))) for m in rx.finditer(text)]
+    if "@" in text:
+        found += [(1, PiiMatch("email", m.start(), m.end())) for m in _EMAIL_RE.finditer(text)]
+    found += [(2, PiiMatch("cn_id", m.start(), m.end())) for m in _CN_ID_RE.finditer(text) if is_cn_id(m.group(), strict_region=strict_region)]
+    for m in _CARD_RE.finditer(text):
+        d = _digits(m.group())
+        if 13 <= len(d) <= 19 and luhn_ok(d):
+            found.append((3, PiiMatch("card", m.start(), m.end())))
+    for rx in _PHONE_RES:
+        for m in rx.finditer(text):
+            if 7 <= len(_digits(m.group())) <= 15:
+                found.append((4, PiiMatch("phone", m.start(), m.end())))
+    found.sort(key=lambda pm: (pm[0], -(pm[1].end - pm[1].start), pm[1].start))
+    taken: list[PiiMatch] = []
+    for _, m in found:
+        if all(m.end <= t.start or m.start >= t.end for t in taken):
+            taken.append(m)
+    return sorted(taken, key=lambda m: m.start)
+
+
+def redact(text: str, *, strict_region: bool = False) -> tuple[str, dict[str, int]]:
+    """Replace every PII/secret span with its placeholder ("[EMAIL]", ...).
+
+    Returns (redacted text, counts by kind). Text without PII comes back unchanged (same object).
+    """
+    matches = find_pii(text, strict_region=strict_region)
+    if not matches:
+        return text, {}
+    out: list[str] = []
+    counts: dict[str, int] = {}
+    pos = 0
+    for m in matches:
+        out.append(text[pos : m.start])
+        out.append(PLACEHOLDERS[m.kind])
+        counts[m.kind] = counts.get(m.kind, 0) + 1
+        pos = m.end
+    out.append(text[pos:])
+    return "".join(out), counts
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def scrub_unstorable(text: str) -> str:
+    """Replace NUL and lone surrogates with U+FFFD.
+
+    PostgreSQL rejects \\u0000 in text and jsonb, and a lone surrogate cannot be encoded as UTF-8,
+    so both would fail the first durable write; the replacement character shows a reviewer that
+    something unprintable was there. (A str cannot hold a valid surrogate pair: JSON pairs arrive
+    already combined into one code point.)
+    """
+    return _UNSTORABLE.sub("\ufffd", text) if _UNSTORABLE.search(text) else text

@@ -1,0 +1,50 @@
+"""Make an incoming event storable and private before its first durable write.
+
+Every string of the event (contexts, rules, metadata, session id, model) loses NUL bytes and lone
+surrogates (engine.pii.scrub_unstorable: PostgreSQL rejects \\u0000, UTF-8 cannot hold a lone
+surrogate). When the project has `redact_pii` on (the default), the free text (contexts, rule
+texts, metadata values) also has e-mails, phones, resident IDs, cards and secrets replaced with
+typed placeholders (engine.pii.redact). Session ids and the model name are identifiers: they are
+scrubbed, not redacted, so that a session's events stay together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxaudit.engine.pii import redact, scrub_unstorable
+from ctxaudit.ingest.schemas import EventIn
+
+
+def _clean(value: Any, *, redact_pii: bool, counts: dict[str, int]) -> Any:
+    if isinstance(value, str):
+        text = scrub_unstorable(value)
+        if redact_pii:
+            text, found = redact(text)
+            for kind, n in found.items():
+                counts[kind] = counts.get(kind, 0) + n
+        return text
+    if isinstance(value, list):
+        return [_clean(v, redact_pii=redact_pii, counts=counts) for v in value]
+    if isinstance(value, dict):
+        return {scrub_unstorable(str(k)): _clean(v, redact_pii=redact_pii, counts=counts) for k, v in value.items()}
+    return value
+
+
+def event_spec_sanitize(spec: EventIn, *, redact_pii: bool) -> tuple[EventIn, dict[str, int]]:
+    """A copy of `spec` safe to store; returns (spec, redaction counts by kind, e.g. {"email": 2})."""
+    counts: dict[str, int] = {}
+    rules = None
+    if spec.rules is not None:
+        rules = [r.model_copy(update={"id": scrub_unstorable(r.id), "text": _clean(r.text, redact_pii=redact_pii, counts=counts)}) for r in spec.rules]
+    clean = spec.model_copy(
+        update={
+            "session_id": scrub_unstorable(spec.session_id),
+            "model": scrub_unstorable(spec.model) if spec.model is not None else None,
+            "before": _clean(spec.before, redact_pii=redact_pii, counts=counts),
+            "after": _clean(spec.after, redact_pii=redact_pii, counts=counts),
+            "rules": rules,
+            "metadata": _clean(spec.metadata, redact_pii=redact_pii, counts=counts),
+        }
+    )
+    return clean, counts

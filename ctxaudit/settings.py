@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import environ
+from csp.constants import NONCE as CSP_NONCE
+from csp.constants import SELF as CSP_SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -35,6 +37,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    "csp",
+    "ninja",  # serves /api/v1/docs from its own static files (no CDN, CSP-compatible)
     "ctxaudit.core",
     "ctxaudit.projects",
     "ctxaudit.ingest",
@@ -44,6 +48,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "ctxaudit.ingest.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -68,6 +73,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "ctxaudit.core.context_processors.csp_nonce",
             ],
         },
     }
@@ -128,6 +134,26 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
 
+# --- Content-Security-Policy (django-csp 4) ------------------------------------------------
+# No inline scripts: scripts come from our origin, and {% htmx_script %} carries the per-request
+# nonce. No <style> elements either (htmx's indicator styles are off in base.html); style
+# *attributes* stay allowed for server-computed widths (timeline bars). Untrusted text is escaped
+# anyway; this is the second line of defence.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [CSP_SELF],
+        "script-src": [CSP_SELF, CSP_NONCE],
+        "style-src": [CSP_SELF],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": [CSP_SELF, "data:"],
+        "connect-src": [CSP_SELF],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": [CSP_SELF],
+    }
+}
+
 # --- production hardening (active when DEBUG is off) -----------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -138,5 +164,6 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+    # The preload directive only matters once the domain owner submits it to hstspreload.org.
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

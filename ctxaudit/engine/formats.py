@@ -178,7 +178,9 @@ def _read_openai(raw: Any, field: str) -> list[Message]:
             fc = item["function_call"]
             text += ("\n" if text else "") + f"[tool call {fc.get('name', '?')}({_json_text(fc.get('arguments', ''))})]"
         name = item.get("name") if isinstance(item.get("name"), str) else None
-        out.append(Message(role=role, content=text, name=name))
+        # Our own stored form carries `kind` (e.g. "compact_summary" from a transcript import).
+        kind = item.get("kind") if isinstance(item.get("kind"), str) and 0 < len(item["kind"]) <= 40 else None
+        out.append(Message(role=role, content=text, name=name, kind=kind))
     return out
 
 

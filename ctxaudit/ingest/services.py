@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ctxaudit.engine.formats import context_to_json, parse_context
+from ctxaudit.engine.formats import ContextFormatError, context_to_json, parse_context
 from ctxaudit.engine.rules import extract_rules
+from ctxaudit.engine.transcripts import TranscriptError, read_transcript
 from ctxaudit.ingest.models import Event, Session, SessionRule
 from ctxaudit.ingest.sanitize import event_spec_sanitize
 from ctxaudit.ingest.schemas import EventIn
@@ -102,3 +106,52 @@ def events_requeue_pending(*, older_than_seconds: int) -> int:
     for pk in ids:
         event_enqueue_check(pk)
     return len(ids)
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptImport:
+    """What importing one transcript file did: events created, and events already there."""
+
+    path: str
+    format: str
+    session_id: str
+    compactions: int
+    created: int
+    existing: int
+
+
+def transcript_import(*, project: Project, path: str | Path, format: str = "auto") -> TranscriptImport:
+    """Import one agent transcript: one event per compaction, through event_ingest.
+
+    Events get sequence 1, 2, … in session order, strategy "summary", the transcript's time and
+    model when it has them, and an Idempotency-Key made of the file name, session id and
+    compaction number, so importing the same file again adds nothing (and a longer copy of a
+    growing session adds only its new compactions). Raises engine TranscriptError naming the
+    file and line when the file cannot be read.
+    """
+    p = Path(path)
+    transcript = read_transcript(p, format=format)
+    session_id = (transcript.session_id or p.stem)[:200]
+    file_key = hashlib.sha1(f"{p.name}\0{session_id}".encode()).hexdigest()[:20]  # noqa: S324 - a key, not a secret
+    created = existing = 0
+    for c in transcript.compactions:
+        spec = EventIn.model_validate(
+            {
+                "session_id": session_id,
+                "sequence": c.index + 1,
+                "occurred_at": c.occurred_at or transcript.occurred_at,
+                "strategy": "summary",
+                "model": (c.model or "")[:200] or None,
+                "format": "generic",
+                "before": context_to_json(c.before),
+                "after": context_to_json(c.after),
+                "metadata": {**c.metadata, "source_file": p.name, "imported_from": "transcript"},
+            }
+        )
+        try:
+            _, was_created = event_ingest(project=project, spec=spec, idempotency_key=f"transcript:{file_key}:{c.index + 1}")
+        except ContextFormatError as exc:
+            raise TranscriptError(str(p), c.line, str(exc)) from exc
+        created += was_created
+        existing += not was_created
+    return TranscriptImport(str(p), transcript.format, session_id, len(transcript.compactions), created, existing)

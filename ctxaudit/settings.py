@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "ctxaudit.ingest",
     "ctxaudit.audits",
     "ctxaudit.ui",
+    "ctxaudit.regression",
 ]
 
 MIDDLEWARE = [

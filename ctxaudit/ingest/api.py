@@ -106,3 +106,9 @@ def events_detail(request: HttpRequest, event_id: int) -> Status[dict[str, Any]]
     if event is None:
         return Status(404, {"error": f"no event {event_id} in this project"})
     return Status(200, event_to_out(event))
+
+
+# POST /api/v1/gate (synchronous check; ctxaudit/regression/api.py).
+from ctxaudit.regression.api import router as gate_router  # noqa: E402 - after `api` exists
+
+api.add_router("", gate_router)

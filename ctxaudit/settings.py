@@ -110,6 +110,10 @@ LOGOUT_REDIRECT_URL = "/login/"
 CTXAUDIT_MAX_BODY_BYTES = env.int("CTXAUDIT_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 # Django's own cap would answer 400 before ours answers 413; ours is the one that counts.
 DATA_UPLOAD_MAX_MEMORY_SIZE = None
+# Requests per minute per API key (fixed window in the cache), then 429 with Retry-After; 0 = off.
+CTXAUDIT_RATE_LIMIT_PER_MINUTE = env.int("CTXAUDIT_RATE_LIMIT_PER_MINUTE", default=600)
+# The rate-limit counters live here: use a shared cache (redis://...) with several server processes.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 # Events left pending longer than this are re-enqueued by the periodic sweep.
 CTXAUDIT_PENDING_TIMEOUT_SECONDS = env.int("CTXAUDIT_PENDING_TIMEOUT_SECONDS", default=300)
 

@@ -13,7 +13,7 @@ from ctxaudit.engine.formats import ContextFormatError
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.schemas import ErrorOut, EventAccepted, EventIn, EventOut
 from ctxaudit.ingest.services import event_ingest
-from ctxaudit.projects.auth import ApiKeyAuth
+from ctxaudit.projects.auth import ApiKeyAuth, RateLimited
 
 api = NinjaAPI(title="ctxaudit API", version="1", urls_namespace="api")
 
@@ -43,6 +43,13 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
 @api.exception_handler(AuthenticationError)
 def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     return api.create_response(request, {"error": "missing or invalid API key", "field": "Authorization"}, status=401)
+
+
+@api.exception_handler(RateLimited)
+def _rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
+    response = api.create_response(request, {"error": str(exc)}, status=429)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(HttpError)

@@ -3,13 +3,47 @@
 from __future__ import annotations
 
 import hmac
+import time
 
+from django.conf import settings
+from django.core.cache import cache
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.errors import HttpError
 from ninja.security import HttpBearer
 
 from ctxaudit.projects.models import ApiKey
+
+
+class RateLimited(HttpError):
+    """429 with Retry-After (seconds): the key used up its requests for this minute."""
+
+    def __init__(self, retry_after: int, limit: int) -> None:
+        super().__init__(429, f"rate limit of {limit} requests per minute exceeded for this API key; retry after {retry_after}s")
+        self.retry_after = retry_after
+
+
+def api_key_rate_limit(key: ApiKey, *, now: float | None = None) -> None:
+    """Fixed one-minute window per key, counted in Django's cache; raises RateLimited.
+
+    CTXAUDIT_RATE_LIMIT_PER_MINUTE (0 = off). With several server processes the cache must be
+    shared (CACHE_URL=redis://...), otherwise each process counts on its own.
+    """
+    limit = settings.CTXAUDIT_RATE_LIMIT_PER_MINUTE
+    if limit <= 0:
+        return
+    now = time.time() if now is None else now
+    window = int(now // 60)
+    bucket = f"ctxaudit:rl:{key.pk}:{window}"
+    # add() is a no-op when the bucket exists; incr() is atomic in Redis/memcached/locmem.
+    cache.add(bucket, 0, timeout=120)
+    try:
+        count = cache.incr(bucket)
+    except ValueError:  # evicted between add and incr
+        cache.set(bucket, 1, timeout=120)
+        count = 1
+    if count > limit:
+        raise RateLimited(retry_after=max(1, int((window + 1) * 60 - now + 0.999)), limit=limit)
 
 
 def api_key_lookup(raw: str) -> ApiKey | None:
@@ -36,6 +70,7 @@ class ApiKeyAuth(HttpBearer):
             return None
         if self.scope not in key.scopes:
             raise HttpError(403, f"this API key lacks the {self.scope!r} scope")
+        api_key_rate_limit(key)
         # Throttle the write: last_used_at is informational, a minute of precision is plenty.
         now = timezone.now()
         if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:

@@ -1,23 +1,32 @@
-"""Demo data: the seed cases and decay session from ../shared/samples, plus our own scenarios."""
+"""Demo data: our own scenarios (scenarios.jsonl beside this file), plus, when ../shared/samples is
+there, its seed cases, its decay session and every real transcript in samples/real (read in place,
+never copied)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, TextIO
 
 from ctxaudit.core.samples import shared_samples_dir
+from ctxaudit.engine.transcripts import transcript_files
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.schemas import EventIn
-from ctxaudit.ingest.services import event_ingest
+from ctxaudit.ingest.services import event_ingest, transcript_import
 from ctxaudit.projects.models import Project
 
 DEMO_PROJECT = "demo"
+SCENARIOS = Path(__file__).with_name("scenarios.jsonl")
 
 
 def demo_load(*, stdout: TextIO | None = None) -> str:
     """Load the demo data once (idempotent via Idempotency-Key). Returns a one-line summary."""
     project, _ = Project.objects.get_or_create(name=DEMO_PROJECT)
     before = Event.objects.filter(project=project).count()
+    for line in SCENARIOS.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            sc = json.loads(line)
+            _ingest_case(project, sc, session_id=sc["session"], sequence=sc["sequence"], key=f"scenario:{sc['id']}")
     samples = shared_samples_dir()
     if samples is not None:
         for line in (samples / "seed_cases.jsonl").read_text(encoding="utf-8").splitlines():
@@ -27,6 +36,10 @@ def demo_load(*, stdout: TextIO | None = None) -> str:
         decay = json.loads((samples / "seed_decay_session.json").read_text(encoding="utf-8"))
         for ev in decay["events"]:
             _ingest_case(project, {**ev, "rules": decay["rules"], "strategy": "summary"}, session_id=decay["session"], sequence=ev["sequence"], key=f"decay:{ev['sequence']}")
+        if (samples / "real").is_dir():
+            files, _ = transcript_files([samples / "real"])
+            for path in files:
+                transcript_import(project=project, path=path)
     added = Event.objects.filter(project=project).count() - before
     where = f"samples from {samples}" if samples else "no ../shared/samples found"
     return f"Demo data: {added} new events in project {DEMO_PROJECT!r} ({where})."
@@ -38,6 +51,7 @@ def _ingest_case(project: Project, case: dict[str, Any], *, session_id: str, seq
             "session_id": session_id,
             "sequence": sequence,
             "strategy": (case.get("strategy") or "other").replace("-", "_"),
+            "model": case.get("model"),
             "before": case["before"],
             "after": case["after"],
             "rules": case.get("rules"),

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from ctxaudit.core.demo.load import SCENARIOS
+from ctxaudit.ingest.models import Event
+
+pytestmark = pytest.mark.django_db
+
+SCENARIO_COUNT = sum(1 for line in SCENARIOS.read_text(encoding="utf-8").splitlines() if line.strip())
+
+
+def _demo() -> str:
+    out = StringIO()
+    call_command("demo", "--no-serve", stdout=out)
+    return out.getvalue()
+
+
+def test_it_loads_our_scenarios_and_every_shared_sample_once(shared_dir, monkeypatch, django_capture_on_commit_callbacks) -> None:
+    samples = shared_dir / "samples"
+    monkeypatch.setenv("CTXAUDIT_SAMPLES_DIR", str(samples))
+    seeds = sum(1 for line in (samples / "seed_cases.jsonl").read_text(encoding="utf-8").splitlines() if line.strip())
+    decay = len(json.loads((samples / "seed_decay_session.json").read_text(encoding="utf-8"))["events"])
+    transcripts = 6  # 1 + 1 Claude Code JSONL, 2 + 1 + 1 claude-chat-manager Markdown
+
+    with django_capture_on_commit_callbacks(execute=True):
+        out = _demo()
+    total = SCENARIO_COUNT + seeds + decay + transcripts
+    assert f"Demo data: {total} new events" in out
+    assert "user: demo  password: demo-password" in out
+    assert Event.objects.filter(project__name="demo").count() == total
+    assert not Event.objects.exclude(status="checked").exists()
+    assert Event.objects.filter(metadata__imported_from="transcript").count() == transcripts
+
+    assert "Demo data: 0 new events" in _demo()
+    assert Event.objects.count() == total
+
+
+def test_it_loads_the_scenarios_without_shared_samples(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("CTXAUDIT_SAMPLES_DIR", str(tmp_path / "absent"))
+    out = _demo()
+    assert f"Demo data: {SCENARIO_COUNT} new events" in out and "no ../shared/samples found" in out
+    assert 8 <= SCENARIO_COUNT <= 12
+
+
+def test_it_ships_varied_scenarios() -> None:
+    scenarios = [json.loads(line) for line in SCENARIOS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    strategies = {s["strategy"] for s in scenarios}
+    assert {"summary", "structured", "retrieval", "key_messages", "role_separated", "truncation"} <= strategies
+    assert any(any("\u4e00" <= ch <= "\u9fff" for ch in s["description"]) for s in scenarios)
+    sessions = [s["session"] for s in scenarios]
+    assert max(sessions.count(x) for x in sessions) >= 3  # one multi-step session

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "ctxaudit.projects",
     "ctxaudit.ingest",
     "ctxaudit.audits",
+    "ctxaudit.alerts",
     "ctxaudit.ui",
     "ctxaudit.regression",
 ]
@@ -130,7 +131,26 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_BEAT_SCHEDULE = {
     "ingest.requeue_pending": {"task": "ingest.requeue_pending", "schedule": 60.0},
+    "alerts.requeue_deliveries": {"task": "alerts.requeue_deliveries", "schedule": 300.0},
 }
+
+# --- alerts ----------------------------------------------------------------------------------
+# Absolute base of links in notifications (webhook payloads, emails).
+CTXAUDIT_BASE_URL = env.str("CTXAUDIT_BASE_URL", default="http://localhost:8000")
+CTXAUDIT_WEBHOOK_TIMEOUT_SECONDS = env.float("CTXAUDIT_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# First retry after this many seconds, then doubling (10, 20, 40, 80, 160), capped at an hour.
+CTXAUDIT_ALERT_RETRY_BASE_SECONDS = env.int("CTXAUDIT_ALERT_RETRY_BASE_SECONDS", default=10)
+# Email: EMAIL_URL (smtp+tls://user:pass@host:587, consolemail://, ...); EMAIL_BACKEND overrides its backend.
+_email = env.email_url("EMAIL_URL", default="consolemail://")
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default=_email["EMAIL_BACKEND"])
+EMAIL_HOST = _email.get("EMAIL_HOST") or "localhost"
+EMAIL_PORT = _email.get("EMAIL_PORT") or 25
+EMAIL_HOST_USER = _email.get("EMAIL_HOST_USER") or ""
+EMAIL_HOST_PASSWORD = _email.get("EMAIL_HOST_PASSWORD") or ""
+EMAIL_USE_TLS = bool(_email.get("EMAIL_USE_TLS", False))
+EMAIL_USE_SSL = bool(_email.get("EMAIL_USE_SSL", False))
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="ctxaudit <alerts@localhost>")
 
 LOGGING = {
     "version": 1,

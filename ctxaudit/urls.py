@@ -11,5 +11,6 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="ui/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("alerts/", include("ctxaudit.alerts.urls")),
     path("", include("ctxaudit.ui.urls")),
 ]

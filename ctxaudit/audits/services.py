@@ -101,4 +101,6 @@ def event_check(*, event_id: int) -> Event | None:
 
 def after_check(event_id: int) -> None:
     """Hook for what follows a finished check (alerts). Each step is its own task/service."""
-    return None
+    from ctxaudit.alerts.tasks import alerts_evaluate_task
+
+    alerts_evaluate_task.delay(event_id)

@@ -119,3 +119,8 @@ def events_detail(request: HttpRequest, event_id: int) -> Status[dict[str, Any]]
 from ctxaudit.regression.api import router as gate_router  # noqa: E402 - after `api` exists
 
 api.add_router("", gate_router)
+
+# GET /api/v1/alerts (ctxaudit/alerts/api.py).
+from ctxaudit.alerts.api import router as alerts_router  # noqa: E402 - after `api` exists
+
+api.add_router("", alerts_router)

@@ -1,0 +1,42 @@
+"""Access helpers for alerts (Zulip style): members read, ops/admin change; outsiders get 404."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404
+
+from ctxaudit.alerts.models import Alert
+from ctxaudit.projects.access import projects_for_user, role_for_user
+from ctxaudit.projects.models import Membership, Project
+
+# Roles that may change alerts (acknowledge, resolve, assign, comment, mute). Reviewers read.
+CHANGE_ROLES = frozenset({Membership.Role.OPS, Membership.Role.ADMIN})
+
+
+def alerts_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Alert]:
+    return Alert.objects.filter(project__in=projects_for_user(user))
+
+
+def alert_for_user(user: AbstractBaseUser | AnonymousUser, alert_id: int, *, change: bool = False) -> Alert:
+    """The alert if `user` is a member of its project (else 404); with change=True the user must
+    also hold an ops or admin role (else 403)."""
+    alert = alerts_for_user(user).select_related("project", "assignee").filter(pk=alert_id).first()
+    if alert is None:
+        raise Http404("No such alert")
+    if change and not can_change_alerts(user, alert.project):
+        raise PermissionDenied("Only ops and admin members may change alerts")
+    return alert
+
+
+def can_change_alerts(user: AbstractBaseUser | AnonymousUser, project: Project) -> bool:
+    return role_for_user(user, project) in CHANGE_ROLES
+
+
+def changeable_project_ids(user: AbstractBaseUser | AnonymousUser) -> set[int]:
+    if not user.is_authenticated:
+        return set()
+    if user.is_superuser:  # type: ignore[union-attr]
+        return set(projects_for_user(user).values_list("pk", flat=True))
+    return set(Membership.objects.filter(user=user, role__in=CHANGE_ROLES).values_list("project_id", flat=True))

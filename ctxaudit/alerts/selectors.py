@@ -1,0 +1,47 @@
+"""Reads for the alert pages and the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, QuerySet
+
+from ctxaudit.alerts.access import alerts_for_user
+from ctxaudit.alerts.kinds import SEVERITIES, severity_rank
+from ctxaudit.alerts.models import Alert
+
+# Filter values of the list page; "active" (open + acknowledged) is the default view.
+STATUS_FILTERS = ("active", "open", "acknowledged", "resolved", "all")
+
+
+def alerts_filtered(qs: QuerySet[Alert], f: dict[str, str], user: AbstractBaseUser | AnonymousUser) -> QuerySet[Alert]:
+    status = f.get("status") or "active"
+    if status == "active":
+        qs = qs.filter(status__in=[Alert.Status.OPEN, Alert.Status.ACKNOWLEDGED])
+    elif status in Alert.Status.values:
+        qs = qs.filter(status=status)
+    if f.get("severity") in SEVERITIES:
+        qs = qs.filter(severity=f["severity"])
+    if f.get("project"):
+        qs = qs.filter(project__name=f["project"])
+    if f.get("rule"):
+        qs = qs.filter(rule_id__icontains=f["rule"])
+    if f.get("kind"):
+        qs = qs.filter(kind=f["kind"])
+    assignee = f.get("assignee") or ""
+    if assignee == "me" and user.is_authenticated:
+        qs = qs.filter(assignee=user)
+    elif assignee == "none":
+        qs = qs.filter(assignee__isnull=True)
+    elif assignee:
+        qs = qs.filter(assignee__username=assignee)
+    return qs
+
+
+def open_alerts_by_severity(user: AbstractBaseUser | AnonymousUser) -> list[dict[str, Any]]:
+    """[{"severity", "count"}] of open alerts, most severe first, zero counts included."""
+    rows = dict(
+        alerts_for_user(user).filter(status=Alert.Status.OPEN).values_list("severity").annotate(n=Count("id")).values_list("severity", "n")
+    )
+    return [{"severity": s, "count": rows.get(s, 0)} for s in sorted(SEVERITIES, key=severity_rank, reverse=True)]

@@ -1,0 +1,427 @@
+"""Writes for alerts: policy defaults, evaluation of a checked event, lifecycle, deliveries."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.urls import reverse
+from django.utils import timezone
+
+from ctxaudit.alerts import kinds
+from ctxaudit.alerts.models import (
+    Alert,
+    AlertActivity,
+    AlertCondition,
+    AlertEvent,
+    AlertPolicy,
+    Channel,
+    Delivery,
+    DeliveryAttempt,
+)
+from ctxaudit.audits.models import Finding, RuleOutcome
+from ctxaudit.ingest.models import Event, SessionRule
+from ctxaudit.projects.models import Project
+
+logger = logging.getLogger(__name__)
+
+# A delivery claimed longer ago than this (a worker died mid-send) may be claimed again.
+# The receiver still dedupes on the notification id, so a rare second send is harmless.
+DELIVERY_LEASE_SECONDS = 300
+
+
+class AlertTransitionError(ValueError):
+    """The requested status change does not apply to the alert's current status."""
+
+
+# --- policy ----------------------------------------------------------------------------------
+
+
+def alert_policy_for_project(project: Project) -> AlertPolicy:
+    """The project's policy; a new project gets kinds.DEFAULT_CONDITIONS on first use."""
+    policy, created = AlertPolicy.objects.get_or_create(project=project)
+    if created:
+        AlertCondition.objects.bulk_create(
+            [
+                AlertCondition(
+                    policy=policy,
+                    kind=c["kind"],
+                    min_severity=c["min_severity"],
+                    min_per_event=c["min_per_event"],
+                    # None in the defaults: follow the project's decay setting.
+                    min_compressions=project.decay_compressions if c.get("min_compressions", 0) is None else c.get("min_compressions", 0),
+                )
+                for c in kinds.DEFAULT_CONDITIONS
+            ],
+            ignore_conflicts=True,
+        )
+    return policy
+
+
+# --- evaluation ------------------------------------------------------------------------------
+
+
+def _rule_severities(event: Event) -> dict[str, str]:
+    sev = {sr.rule_id: sr.severity for sr in SessionRule.objects.filter(session_id=event.session_id)}
+    sev.update({r["id"]: r.get("severity", "high") for r in event.rules if "id" in r})
+    return sev
+
+
+def _rule_texts(event: Event) -> dict[str, str]:
+    texts = {sr.rule_id: sr.text for sr in SessionRule.objects.filter(session_id=event.session_id)}
+    texts.update({r["id"]: r.get("text", "") for r in event.rules if "id" in r})
+    texts.update(dict(RuleOutcome.objects.filter(event=event).values_list("rule_id", "text")))
+    return texts
+
+
+def _order_key(sequence: int | None, occurred_at: datetime, pk: int) -> tuple[int, datetime, int]:
+    return (sequence if sequence is not None else 2**31, occurred_at, pk)
+
+
+def decay_compressions(event: Event, rule_id: str) -> int:
+    """How many compressions of the event's session, up to this one, weakened or dropped `rule_id`."""
+    hit = set(
+        RuleOutcome.objects.filter(event__session_id=event.session_id, rule_id=rule_id)
+        .exclude(state="retained")
+        .values_list("event_id", flat=True)
+    )
+    hit |= set(
+        Finding.objects.filter(
+            event__session_id=event.session_id,
+            rule_id=rule_id,
+            kind__in=(kinds.RULE_WEAKENED, kinds.RULE_MISSING, kinds.RULE_DECAY),
+        ).values_list("event_id", flat=True)
+    )
+    here = _order_key(event.sequence, event.occurred_at, event.pk)
+    rows = Event.objects.filter(pk__in=hit).values_list("pk", "sequence", "occurred_at")
+    return sum(1 for pk, seq, at in rows if _order_key(seq, at, pk) <= here)
+
+
+def alerts_for_event(event_id: int) -> list[Alert]:
+    """Raise or update the alerts a checked event calls for under its project's policy.
+
+    Idempotent: an (alert, event) pair is linked once, so running it again for the same event
+    changes no count and sends nothing. Returns the alerts the event newly fed.
+    """
+    event = Event.objects.select_related("project", "session").filter(pk=event_id).first()
+    if event is None or event.status != Event.Status.CHECKED:
+        return []
+    policy = alert_policy_for_project(event.project)
+    if not policy.enabled:
+        return []
+    conditions = {c.kind: c for c in policy.conditions.filter(enabled=True)}
+    findings = list(Finding.objects.filter(event=event, kind__in=list(conditions)).order_by("id"))
+    if not findings:
+        return []
+    rule_sev = _rule_severities(event)
+    groups: dict[tuple[str, str], list[tuple[Finding, str]]] = defaultdict(list)
+    for kind, cond in conditions.items():
+        qualifying = []
+        for f in findings:
+            if f.kind != kind:
+                continue
+            sev = f.severity
+            if kind in kinds.RULE_SEVERITY_KINDS and f.rule_id:
+                sev = kinds.max_severity(sev, rule_sev.get(f.rule_id))
+            if kinds.severity_rank(sev) < kinds.severity_rank(cond.min_severity):
+                continue
+            if kind == kinds.RULE_DECAY and cond.min_compressions and f.rule_id:
+                if decay_compressions(event, f.rule_id) < cond.min_compressions:
+                    continue
+            qualifying.append((f, sev))
+        # "two or more weakened rules in one event": count distinct rules, not duplicate findings.
+        distinct = {f.rule_id or f"finding-{f.pk}" for f, _ in qualifying}
+        if len(distinct) < max(cond.min_per_event, 1):
+            continue
+        for f, sev in qualifying:
+            groups[(f.rule_id or "", kind)].append((f, sev))
+    texts = _rule_texts(event) if groups else {}
+    fed = []
+    for (rule_id, kind), items in groups.items():
+        severity = kinds.max_severity(*(s for _, s in items))
+        alert = alert_raise(
+            project=event.project,
+            event=event,
+            kind=kind,
+            rule_id=rule_id,
+            severity=severity,
+            message=items[0][0].message,
+            rule_text=texts.get(rule_id, "") if rule_id else "",
+        )
+        if alert is not None:
+            fed.append(alert)
+    return fed
+
+
+@transaction.atomic
+def alert_raise(
+    *, project: Project, event: Event, kind: str, rule_id: str, severity: str, message: str, rule_text: str = ""
+) -> Alert | None:
+    """Link `event` to the alert with fingerprint (project, rule_id, kind), creating or reopening it.
+
+    Returns the alert, or None when the event was already linked (nothing changed).
+    A resolved alert that fires again is reopened and marked as a regression.
+    """
+    seen = event.occurred_at
+    try:
+        with transaction.atomic():
+            _, created = Alert.objects.get_or_create(
+                project=project,
+                rule_id=rule_id,
+                kind=kind,
+                defaults={"title": message, "severity": severity, "first_seen": seen, "last_seen": seen, "rule_text": rule_text},
+            )
+    except IntegrityError:  # a concurrent evaluation created it first
+        created = False
+    alert = Alert.objects.select_for_update().get(project=project, rule_id=rule_id, kind=kind)
+    _, linked = AlertEvent.objects.get_or_create(alert=alert, event=event, defaults={"severity": severity, "message": message})
+    if not linked:
+        return None
+    alert.count = alert.alert_events.count()
+    alert.session_count = Event.objects.filter(alert_events__alert=alert).values("session_id").distinct().count()
+    alert.first_seen = min(alert.first_seen, seen)
+    alert.last_seen = max(alert.last_seen, seen)
+    alert.severity = kinds.max_severity(alert.severity, severity)
+    if rule_text:
+        alert.rule_text = rule_text
+    reason = None
+    if created:
+        reason = "opened"
+        AlertActivity.objects.create(alert=alert, kind=AlertActivity.Kind.OPENED, event=event, text=f"opened by event {event.pk}")
+    elif alert.status == Alert.Status.RESOLVED:
+        reason = "regression"
+        alert.status = Alert.Status.OPEN
+        alert.is_regression = True
+        alert.resolved_at = None
+        AlertActivity.objects.create(
+            alert=alert, kind=AlertActivity.Kind.REGRESSION, event=event, text=f"reopened as a regression by event {event.pk}"
+        )
+    alert.save()
+    if reason and not alert.is_muted:
+        deliveries_create(alert=alert, event=event, reason=reason)
+    return alert
+
+
+# --- lifecycle (user actions) ----------------------------------------------------------------
+
+
+def _log(alert: Alert, user: AbstractBaseUser | None, kind: str, text: str = "") -> AlertActivity:
+    return AlertActivity.objects.create(alert=alert, user=user, kind=kind, text=text)
+
+
+@transaction.atomic
+def alert_acknowledge(*, alert: Alert, user: AbstractBaseUser) -> Alert:
+    alert = Alert.objects.select_for_update().get(pk=alert.pk)
+    if alert.status == Alert.Status.ACKNOWLEDGED:
+        return alert
+    if alert.status != Alert.Status.OPEN:
+        raise AlertTransitionError(f"a {alert.status} alert cannot be acknowledged")
+    alert.status = Alert.Status.ACKNOWLEDGED
+    alert.save(update_fields=["status"])
+    _log(alert, user, AlertActivity.Kind.ACKNOWLEDGED)
+    return alert
+
+
+@transaction.atomic
+def alert_resolve(*, alert: Alert, user: AbstractBaseUser) -> Alert:
+    alert = Alert.objects.select_for_update().get(pk=alert.pk)
+    if alert.status == Alert.Status.RESOLVED:
+        return alert
+    alert.status = Alert.Status.RESOLVED
+    alert.resolved_at = timezone.now()
+    alert.is_regression = False
+    alert.save(update_fields=["status", "resolved_at", "is_regression"])
+    _log(alert, user, AlertActivity.Kind.RESOLVED)
+    return alert
+
+
+@transaction.atomic
+def alert_reopen(*, alert: Alert, user: AbstractBaseUser) -> Alert:
+    alert = Alert.objects.select_for_update().get(pk=alert.pk)
+    if alert.status == Alert.Status.OPEN:
+        return alert
+    alert.status = Alert.Status.OPEN
+    alert.resolved_at = None
+    alert.save(update_fields=["status", "resolved_at"])
+    _log(alert, user, AlertActivity.Kind.REOPENED)
+    return alert
+
+
+def alerts_bulk_acknowledge(*, alerts: list[Alert], user: AbstractBaseUser) -> int:
+    """Acknowledge the open ones among `alerts`; others are left as they are. Returns how many changed."""
+    n = 0
+    for alert in alerts:
+        if alert.status == Alert.Status.OPEN:
+            alert_acknowledge(alert=alert, user=user)
+            n += 1
+    return n
+
+
+@transaction.atomic
+def alert_assign(*, alert: Alert, user: AbstractBaseUser, assignee: AbstractBaseUser | None) -> Alert:
+    alert = Alert.objects.select_for_update().get(pk=alert.pk)
+    if alert.assignee_id == (assignee.pk if assignee else None):
+        return alert
+    alert.assignee = assignee  # type: ignore[assignment]
+    alert.save(update_fields=["assignee"])
+    if assignee is None:
+        _log(alert, user, AlertActivity.Kind.UNASSIGNED)
+    else:
+        _log(alert, user, AlertActivity.Kind.ASSIGNED, f"assigned to {assignee.get_username()}")
+    return alert
+
+
+def alert_comment(*, alert: Alert, user: AbstractBaseUser, text: str) -> AlertActivity:
+    text = text.strip()
+    if not text:
+        raise ValueError("a comment needs text")
+    return _log(alert, user, AlertActivity.Kind.COMMENT, text[:5000])
+
+
+@transaction.atomic
+def alert_mute(*, alert: Alert, user: AbstractBaseUser, until: datetime | None) -> Alert:
+    """Snooze/mute until `until` (no notifications meanwhile); None unmutes."""
+    alert = Alert.objects.select_for_update().get(pk=alert.pk)
+    alert.muted_until = until
+    alert.save(update_fields=["muted_until"])
+    if until is None:
+        _log(alert, user, AlertActivity.Kind.UNMUTED)
+    else:
+        _log(alert, user, AlertActivity.Kind.MUTED, f"muted until {until.strftime('%Y-%m-%d %H:%M UTC')}")
+    return alert
+
+
+# --- notifications ---------------------------------------------------------------------------
+
+
+def alert_to_dict(alert: Alert) -> dict[str, Any]:
+    return {
+        "id": alert.pk,
+        "project": alert.project.name,
+        "status": alert.status,
+        "is_regression": alert.is_regression,
+        "severity": alert.severity,
+        "kind": alert.kind,
+        "rule_id": alert.rule_id or None,
+        "rule_text": alert.rule_text,
+        "title": alert.title,
+        "count": alert.count,
+        "session_count": alert.session_count,
+        "first_seen": alert.first_seen.isoformat(),
+        "last_seen": alert.last_seen.isoformat(),
+        "url": settings.CTXAUDIT_BASE_URL.rstrip("/") + reverse("alerts:detail", args=[alert.pk]),
+    }
+
+
+def deliveries_create(*, alert: Alert, event: Event | None, reason: str) -> list[Delivery]:
+    """One Delivery per enabled channel of the alert's project, each sent after commit."""
+    created = []
+    for channel in Channel.objects.filter(project_id=alert.project_id, enabled=True):
+        nid = uuid.uuid4()
+        payload = {
+            "notification_id": str(nid),
+            "type": f"alert.{reason}",
+            "created_at": timezone.now().isoformat(),
+            "alert": alert_to_dict(alert),
+            "event": None
+            if event is None
+            else {
+                "id": event.pk,
+                "session_id": event.session.external_id,
+                "url": settings.CTXAUDIT_BASE_URL.rstrip("/") + reverse("ui:event-detail", args=[event.pk]),
+            },
+        }
+        d, made = Delivery.objects.get_or_create(
+            alert=alert, channel=channel, event=event, reason=reason, defaults={"id": nid, "payload": payload}
+        )
+        if made:
+            created.append(d)
+            transaction.on_commit(lambda pk=str(d.pk): delivery_enqueue(pk))
+    return created
+
+
+def delivery_enqueue(delivery_id: str) -> None:
+    from ctxaudit.alerts.tasks import alerts_deliver_task
+
+    try:
+        alerts_deliver_task.delay(delivery_id)
+    except Exception:  # broker down: the row is committed and deliveries_requeue picks it up
+        logger.exception("could not enqueue delivery %s; the sweep will retry", delivery_id)
+
+
+def retry_countdown(retries: int) -> int:
+    """Seconds before retry number `retries + 1`: base, 2x, 4x ... capped at one hour."""
+    return int(min(settings.CTXAUDIT_ALERT_RETRY_BASE_SECONDS * 2**retries, 3600))
+
+
+def delivery_attempt(*, delivery_id: str, last_try: bool = False) -> str:
+    """Send one delivery once. Returns "sent", "retry" (a later attempt may work), "failed" or
+    "skipped" (another worker holds it, or it is already sent or failed).
+
+    The conditional UPDATE claims the row before sending, so a duplicated or retried task
+    never sends a notification that was already sent.
+    """
+    from ctxaudit.alerts.transports import TRANSPORTS, SendResult
+
+    now = timezone.now()
+    claimable = Q(status__in=[Delivery.Status.PENDING, Delivery.Status.RETRYING]) | Q(
+        status=Delivery.Status.SENDING, claimed_at__lt=now - timedelta(seconds=DELIVERY_LEASE_SECONDS)
+    )
+    claimed = Delivery.objects.filter(claimable, pk=delivery_id).update(
+        status=Delivery.Status.SENDING, claimed_at=now, attempts=F("attempts") + 1
+    )
+    if claimed != 1:
+        return "skipped"
+    d = Delivery.objects.select_related("channel", "alert").get(pk=delivery_id)
+    t0 = time.monotonic()
+    if not d.channel.enabled:
+        res = SendResult(ok=False, retry=False, result="channel disabled")
+    else:
+        try:
+            res = TRANSPORTS[Channel.Kind(d.channel.kind)](d.channel, d)
+        except Exception as e:
+            # A bug, not a transient failure: log it on the delivery and fail loudly.
+            _finish(d, SendResult(ok=False, retry=False, result=f"error: {type(e).__name__}: {e}"), t0, last_try=True)
+            raise
+    return _finish(d, res, t0, last_try=last_try)
+
+
+def _finish(d: Delivery, res: Any, t0: float, *, last_try: bool) -> str:
+    DeliveryAttempt.objects.create(
+        delivery=d,
+        number=d.attempts,
+        status_code=res.status_code,
+        ok=res.ok,
+        result=res.result[:1000],
+        duration_ms=int((time.monotonic() - t0) * 1000),
+    )
+    if res.ok:
+        Delivery.objects.filter(pk=d.pk).update(status=Delivery.Status.SENT, sent_at=timezone.now())
+        return "sent"
+    if res.retry and not last_try:
+        Delivery.objects.filter(pk=d.pk).update(status=Delivery.Status.RETRYING)
+        return "retry"
+    Delivery.objects.filter(pk=d.pk).update(status=Delivery.Status.FAILED)
+    return "failed"
+
+
+def deliveries_requeue(*, older_than_seconds: int = 900) -> int:
+    """Re-enqueue deliveries whose task was lost (broker down at enqueue, lost retry message)."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    ids = list(
+        Delivery.objects.filter(
+            Q(status=Delivery.Status.PENDING, created_at__lt=cutoff)
+            | Q(status__in=[Delivery.Status.RETRYING, Delivery.Status.SENDING], claimed_at__lt=cutoff)
+        ).values_list("pk", flat=True)[:500]
+    )
+    for pk in ids:
+        delivery_enqueue(str(pk))
+    return len(ids)

@@ -1,0 +1,164 @@
+"""Alert pages. Tenant rows come only through ctxaudit.alerts.access helpers:
+members read, ops/admin change (403 otherwise), outsiders get 404."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from urllib.parse import urlencode
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from ctxaudit.alerts import kinds, services
+from ctxaudit.alerts.access import CHANGE_ROLES, alert_for_user, alerts_for_user, can_change_alerts, changeable_project_ids
+from ctxaudit.alerts.models import Alert
+from ctxaudit.alerts.selectors import STATUS_FILTERS, alerts_filtered, open_alerts_by_severity
+from ctxaudit.projects.access import projects_for_user
+
+PAGE_SIZE = 50
+FILTERS = ("status", "severity", "project", "rule", "kind", "assignee")
+MUTE_HOURS = (1, 4, 24, 168)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def alert_list(request: HttpRequest) -> HttpResponse:
+    f = {k: request.GET.get(k, "").strip() for k in FILTERS}
+    f["status"] = f["status"] if f["status"] in STATUS_FILTERS else "active"
+    qs = alerts_filtered(alerts_for_user(request.user).select_related("project", "assignee"), f, request.user)
+    page = Paginator(qs.order_by("-last_seen", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))
+    ctx = {
+        "page": page,
+        "filters": f,
+        "query": urlencode({k: v for k, v in f.items() if v}),
+        "projects": projects_for_user(request.user),
+        "statuses": STATUS_FILTERS,
+        "severities": kinds.SEVERITIES,
+        "kinds": kinds.KNOWN_KINDS,
+        "changeable": changeable_project_ids(request.user),
+        "now": timezone.now(),
+    }
+    template = "ui/partials/_alert_rows.html" if request.htmx else "ui/alerts/list.html"  # type: ignore[attr-defined]
+    return render(request, template, ctx)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def alert_summary(request: HttpRequest) -> HttpResponse:
+    return render(request, "ui/partials/_alert_summary.html", {"alert_counts": open_alerts_by_severity(request.user)})
+
+
+@login_required
+@require_GET
+def alert_detail(request: HttpRequest, alert_id: int) -> HttpResponse:
+    alert = alert_for_user(request.user, alert_id)
+    can_change = can_change_alerts(request.user, alert.project)
+    links = alert.alert_events.select_related("event", "event__session").order_by("-event__occurred_at", "-id")[:200]
+    ctx = {
+        "alert": alert,
+        "can_change": can_change,
+        "links": links,
+        "activities": alert.activities.select_related("user", "event"),
+        "deliveries": alert.deliveries.select_related("channel").prefetch_related("attempt_log"),
+        "assignees": _assignable(alert) if can_change else [],
+        "mute_hours": MUTE_HOURS,
+        "now": timezone.now(),
+    }
+    return render(request, "ui/alerts/detail.html", ctx)
+
+
+def _assignable(alert: Alert) -> list[object]:
+    users = get_user_model().objects.filter(memberships__project=alert.project, memberships__role__in=CHANGE_ROLES)
+    return list(users.order_by("username"))
+
+
+@login_required
+@require_POST
+def alert_status(request: HttpRequest, alert_id: int) -> HttpResponse:
+    alert = alert_for_user(request.user, alert_id, change=True)
+    action = request.POST.get("action", "")
+    change = {
+        "acknowledge": services.alert_acknowledge,
+        "resolve": services.alert_resolve,
+        "reopen": services.alert_reopen,
+    }.get(action)
+    if change is None:
+        return HttpResponseBadRequest("action must be acknowledge, resolve or reopen")
+    try:
+        change(alert=alert, user=request.user)  # type: ignore[arg-type]
+    except services.AlertTransitionError as e:
+        return HttpResponseBadRequest(str(e))
+    return redirect("alerts:detail", alert.pk)
+
+
+@login_required
+@require_POST
+def alert_assign(request: HttpRequest, alert_id: int) -> HttpResponse:
+    alert = alert_for_user(request.user, alert_id, change=True)
+    raw = request.POST.get("assignee", "").strip()
+    assignee = None
+    if raw:
+        assignee = next((u for u in _assignable(alert) if str(u.pk) == raw), None)
+        if assignee is None:
+            return HttpResponseBadRequest("the assignee must be an ops or admin member of the project")
+    services.alert_assign(alert=alert, user=request.user, assignee=assignee)  # type: ignore[arg-type]
+    return redirect("alerts:detail", alert.pk)
+
+
+@login_required
+@require_POST
+def alert_comment(request: HttpRequest, alert_id: int) -> HttpResponse:
+    alert = alert_for_user(request.user, alert_id, change=True)
+    try:
+        services.alert_comment(alert=alert, user=request.user, text=request.POST.get("text", ""))  # type: ignore[arg-type]
+    except ValueError as e:
+        return HttpResponseBadRequest(str(e))
+    return redirect("alerts:detail", alert.pk)
+
+
+@login_required
+@require_POST
+def alert_mute(request: HttpRequest, alert_id: int) -> HttpResponse:
+    alert = alert_for_user(request.user, alert_id, change=True)
+    raw = request.POST.get("hours", "")
+    if raw == "unmute":
+        until = None
+    else:
+        try:
+            hours = int(raw)
+        except ValueError:
+            return HttpResponseBadRequest("hours must be a whole number or 'unmute'")
+        if not 0 < hours <= 24 * 365:
+            return HttpResponseBadRequest("hours must be between 1 and 8760")
+        until = timezone.now() + timedelta(hours=hours)
+    services.alert_mute(alert=alert, user=request.user, until=until)  # type: ignore[arg-type]
+    return redirect("alerts:detail", alert.pk)
+
+
+@login_required
+@require_POST
+def alert_bulk_acknowledge(request: HttpRequest) -> HttpResponse:
+    ids = [int(x) for x in request.POST.getlist("alert") if x.isdigit()]
+    if not ids:
+        return HttpResponseBadRequest("select at least one alert")
+    alerts = list(alerts_for_user(request.user).filter(pk__in=ids).select_related("project"))
+    if len(alerts) != len(set(ids)):
+        raise Http404("No such alert")
+    allowed = changeable_project_ids(request.user)
+    if any(a.project_id not in allowed for a in alerts):
+        raise PermissionDenied("Only ops and admin members may change alerts")
+    services.alerts_bulk_acknowledge(alerts=alerts, user=request.user)  # type: ignore[arg-type]
+    # Back to the same filters; only known filter keys go into the redirect (no open redirect).
+    back = QueryDict(request.POST.get("query", ""))
+    query = urlencode({k: back[k] for k in FILTERS if back.get(k)})
+    return redirect(f"{reverse('alerts:list')}?{query}" if query else reverse("alerts:list"))

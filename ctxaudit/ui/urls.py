@@ -9,4 +9,5 @@ app_name = "ui"
 urlpatterns = [
     path("", views.event_list, name="event-list"),
     path("events/<int:event_id>/", views.event_detail, name="event-detail"),
+    path("events/<int:event_id>/expand/", views.event_expand, name="event-expand"),
 ]

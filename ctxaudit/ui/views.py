@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.db.models import Count, Q
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
+from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
+from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import event_for_user, events_for_user, projects_for_user
+from ctxaudit.ui.detail import detail_highlights, finding_items, rule_items, token_table
 
 PAGE_SIZE = 50
+VERDICTS = ("fail", "pass", "pending", "error")
 
 
 @login_required
@@ -31,14 +36,23 @@ def event_list(request: HttpRequest) -> HttpResponse:
         qs = qs.filter(status=f["verdict"])
     if f["strategy"]:
         qs = qs.filter(strategy=f["strategy"])
+    qs = qs.annotate(
+        n_findings=Count("findings"),
+        n_serious=Count("findings", filter=Q(findings__severity__in=("high", "critical"))),
+    ).defer("before", "after", "report", "rules", "metadata")
     page = Paginator(qs.order_by("-occurred_at", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))
     ctx = {
         "page": page,
         "filters": f,
-        "projects": projects_for_user(request.user),
+        "filtered": any(f.values()),
+        "query": {k: v for k, v in f.items() if v},
+        "projects": projects_for_user(request.user).order_by("name"),
         "strategies": Event.STRATEGIES,
+        "verdicts": VERDICTS,
     }
-    template = "ui/partials/_event_rows.html" if request.htmx else "ui/events/list.html"  # type: ignore[attr-defined]
+    # A history restore (back button with htmx's cache off) needs the whole page, not the rows.
+    partial = request.htmx and not request.htmx.history_restore_request  # type: ignore[attr-defined]
+    template = "ui/partials/_event_rows.html" if partial else "ui/events/list.html"
     return render(request, template, ctx)
 
 
@@ -47,20 +61,55 @@ def event_list(request: HttpRequest) -> HttpResponse:
 def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     event = event_for_user(request.user, event_id)
     report = event.report or {}
+    findings = list(event.findings.all())
+    full = request.GET.get("full") == "1"
+    diff = diff_contexts(
+        context_from_json(event.before).messages,
+        context_from_json(event.after).messages,
+        highlights=detail_highlights(report, findings),
+        limits=Limits(collapse=not full),
+    )
     ctx = {
         "event": event,
         "report": report,
-        "rules": report.get("rules", []),
-        "findings": event.findings.all(),
-        "pairs": _message_pairs(event.before, event.after),
+        "rules": rule_items(report),
+        "findings": finding_items(findings),
+        "tokens": token_table(report),
+        "diff": diff,
+        "full": full,
     }
     return render(request, "ui/events/detail.html", ctx)
 
 
-def _message_pairs(before: list[dict], after: list[dict]) -> list[tuple[dict | None, dict | None, int | None, int | None]]:
-    """Placeholder alignment: index by index. The diff module replaces this."""
-    n = max(len(before), len(after))
-    return [
-        (before[i] if i < len(before) else None, after[i] if i < len(after) else None, i if i < len(before) else None, i if i < len(after) else None)
-        for i in range(n)
-    ]
+def _int(request: HttpRequest, name: str) -> int | None:
+    raw = request.GET.get(name, "")
+    if raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise Http404(f"bad {name}") from None
+
+
+@login_required
+@require_GET
+def event_expand(request: HttpRequest, event_id: int) -> HttpResponse:
+    """A collapsed run of messages or lines, shown (the htmx partial behind "show N hidden")."""
+    event = event_for_user(request.user, event_id)
+    level = request.GET.get("level")
+    op = request.GET.get("op")
+    if level not in ("messages", "lines") or op not in ("equal", "delete", "insert"):
+        raise Http404("bad range")
+    b0, b1, a0, a1 = (_int(request, k) or 0 for k in ("b0", "b1", "a0", "a1"))
+    collapsed = Collapsed(level, op, (b0, b1), (a0, a1), 0, _int(request, "bm"), _int(request, "am"))  # type: ignore[arg-type]
+    before = context_from_json(event.before).messages
+    after = context_from_json(event.after).messages
+    highlights = detail_highlights(event.report or {}, list(event.findings.all()))
+    try:
+        if level == "messages":
+            rows = expand_messages(before, after, collapsed, highlights=highlights)
+            return render(request, "ui/partials/_diff_rows.html", {"event": event, "rows": rows})
+        hunk = expand_lines(before, after, collapsed, highlights=highlights)
+    except ValueError:
+        raise Http404("bad range") from None
+    return render(request, "ui/partials/_diff_hunk.html", {"event": event, "h": hunk})

@@ -1,0 +1,103 @@
+"""What the event detail page shows besides the diff: rule and finding evidence as highlights with
+page anchors, and the token figures. Plain data for the templates (which escape everything)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ctxaudit.engine.diff import Highlight
+from ctxaudit.engine.types import ROLES
+
+SIDES = ("before", "after")
+
+
+def _spans(evidence: Any) -> list[dict[str, Any]]:
+    """Well-formed evidence spans only: reports are ours, but old or partial ones must not break the page."""
+    out = []
+    for ev in evidence or []:
+        if not isinstance(ev, dict) or ev.get("side") not in SIDES:
+            continue
+        try:
+            mi, start, end = int(ev["message_index"]), int(ev.get("start", 0)), int(ev.get("end", 0))
+        except (KeyError, TypeError, ValueError):
+            continue
+        out.append({"side": ev["side"], "message_index": mi, "start": start, "end": end, "quote": str(ev.get("quote", ""))})
+    return out
+
+
+def _rule_anchors(i: int, spans: list[dict[str, Any]]) -> list[str]:
+    seen: dict[str, int] = {}
+    anchors = []
+    for s in spans:
+        k = seen.get(s["side"], 0)
+        seen[s["side"]] = k + 1
+        anchors.append(f"rule-{i}-{s['side']}" + (f"-{k}" if k else ""))
+    return anchors
+
+
+def detail_highlights(report: dict[str, Any], findings: Iterable[Any]) -> list[Highlight]:
+    """Highlights for every rule's and finding's evidence, with the anchors rule_items and
+    finding_items link to ("rule-<i>-<side>", "finding-<i>-<k>")."""
+    out: list[Highlight] = []
+    for i, r in enumerate(report.get("rules") or []):
+        spans = _spans(r.get("evidence"))
+        state = r.get("state", "")
+        for s, anchor in zip(spans, _rule_anchors(i, spans), strict=True):
+            css = f"hl-rule hl-{state}" if s["side"] == "after" or state == "retained" else f"hl-rule hl-was-{state}"
+            out.append(Highlight(s["side"], s["message_index"], s["start"], s["end"], anchor, css, f"rule {r.get('id', '')}: {state}"))
+    for i, f in enumerate(findings):
+        for k, s in enumerate(_spans(f.evidence)):
+            out.append(Highlight(s["side"], s["message_index"], s["start"], s["end"], f"finding-{i}-{k}", "hl-finding", f"finding: {f.kind}"))
+    return out
+
+
+def rule_items(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each rule of the report with the anchors of its evidence on each side."""
+    items = []
+    for i, r in enumerate(report.get("rules") or []):
+        spans = _spans(r.get("evidence"))
+        anchors = _rule_anchors(i, spans)
+        before = [(s, a) for s, a in zip(spans, anchors, strict=True) if s["side"] == "before"]
+        after = [(s, a) for s, a in zip(spans, anchors, strict=True) if s["side"] == "after"]
+        strength = r.get("strength")
+        items.append(
+            {
+                "r": r,
+                "before": [{"span": s, "anchor": a} for s, a in before],
+                "after": [{"span": s, "anchor": a} for s, a in after],
+                "strength_pct": round(float(strength) * 100) if isinstance(strength, int | float) else None,
+            }
+        )
+    return items
+
+
+def finding_items(findings: Iterable[Any]) -> list[dict[str, Any]]:
+    return [
+        {"f": f, "evidence": [{"span": s, "anchor": f"finding-{i}-{k}"} for k, s in enumerate(_spans(f.evidence))]}
+        for i, f in enumerate(findings)
+    ]
+
+
+def token_table(report: dict[str, Any]) -> dict[str, Any] | None:
+    """Per-role tokens before/after (roles in hierarchy order, then any other), totals, ratio."""
+    t = report.get("tokens")
+    if not isinstance(t, dict):
+        return None
+    b = t.get("before_by_role") or {}
+    a = t.get("after_by_role") or {}
+    roles = [r for r in ROLES if r in b or r in a] + sorted((set(b) | set(a)) - set(ROLES))
+    rows = [{"role": r, "before": b.get(r, 0), "after": a.get(r, 0), "delta": a.get(r, 0) - b.get(r, 0)} for r in roles]
+    ratio = t.get("ratio")
+    before, after, rules = t.get("before") or 0, t.get("after") or 0, t.get("rules") or 0
+    return {
+        "rows": rows,
+        "before": before,
+        "after": after,
+        "delta": after - before,
+        "ratio": ratio,
+        "saved_pct": round((1 - ratio) * 100) if isinstance(ratio, int | float) else None,
+        "rules": rules,
+        "rules_pct_after": round(100 * rules / after, 1) if after else None,
+        "encoding": t.get("encoding", ""),
+    }

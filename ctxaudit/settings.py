@@ -132,6 +132,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBIL
 CELERY_BEAT_SCHEDULE = {
     "ingest.requeue_pending": {"task": "ingest.requeue_pending", "schedule": 60.0},
     "alerts.requeue_deliveries": {"task": "alerts.requeue_deliveries", "schedule": 300.0},
+    "alerts.requeue_evaluations": {"task": "alerts.requeue_evaluations", "schedule": 300.0},
 }
 
 # --- alerts ----------------------------------------------------------------------------------

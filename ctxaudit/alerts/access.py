@@ -7,7 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
-from ctxaudit.alerts.models import Alert
+from ctxaudit.alerts.models import Alert, Channel
 from ctxaudit.projects.access import projects_for_user, role_for_user
 from ctxaudit.projects.models import Membership, Project
 
@@ -40,3 +40,23 @@ def changeable_project_ids(user: AbstractBaseUser | AnonymousUser) -> set[int]:
     if user.is_superuser:  # type: ignore[union-attr]
         return set(projects_for_user(user).values_list("pk", flat=True))
     return set(Membership.objects.filter(user=user, role__in=CHANGE_ROLES).values_list("project_id", flat=True))
+
+
+def project_for_user(user: AbstractBaseUser | AnonymousUser, project_id: int, *, change: bool = False) -> Project:
+    """A project the user is a member of (else 404); with change=True, as ops or admin (else 403)."""
+    project = projects_for_user(user).filter(pk=project_id).first()
+    if project is None:
+        raise Http404("No such project")
+    if change and not can_change_alerts(user, project):
+        raise PermissionDenied("Only ops and admin members may change alert settings")
+    return project
+
+
+def channel_for_user(user: AbstractBaseUser | AnonymousUser, channel_id: int) -> Channel:
+    """A notification channel of a project where the user is ops or admin (404 outside, 403 for reviewers)."""
+    channel = Channel.objects.filter(project__in=projects_for_user(user), pk=channel_id).select_related("project").first()
+    if channel is None:
+        raise Http404("No such channel")
+    if not can_change_alerts(user, channel.project):
+        raise PermissionDenied("Only ops and admin members may change alert settings")
+    return channel

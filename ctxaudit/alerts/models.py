@@ -208,3 +208,11 @@ class DeliveryAttempt(models.Model):
 
     class Meta:
         ordering = ["at", "id"]
+
+
+class AlertEvaluation(models.Model):
+    """Marks an event as evaluated, so the sweep can re-enqueue evaluations lost on the way
+    (the broker was down when the check finished)."""
+
+    event = models.OneToOneField(Event, on_delete=models.CASCADE, primary_key=True, related_name="alert_evaluation")
+    evaluated_at = models.DateTimeField(default=timezone.now)

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, QuerySet
+from django.utils import timezone
 
 from ctxaudit.alerts.access import alerts_for_user
 from ctxaudit.alerts.kinds import SEVERITIES, severity_rank
@@ -40,8 +41,8 @@ def alerts_filtered(qs: QuerySet[Alert], f: dict[str, str], user: AbstractBaseUs
 
 
 def open_alerts_by_severity(user: AbstractBaseUser | AnonymousUser) -> list[dict[str, Any]]:
-    """[{"severity", "count"}] of open alerts, most severe first, zero counts included."""
+    """[{"severity", "count"}] of open, unmuted alerts, most severe first, zero counts included."""
     rows = dict(
-        alerts_for_user(user).filter(status=Alert.Status.OPEN).values_list("severity").annotate(n=Count("id")).values_list("severity", "n")
+        alerts_for_user(user).filter(status=Alert.Status.OPEN).exclude(muted_until__gt=timezone.now()).values_list("severity").annotate(n=Count("id")).values_list("severity", "n")
     )
     return [{"severity": s, "count": rows.get(s, 0)} for s in sorted(SEVERITIES, key=severity_rank, reverse=True)]

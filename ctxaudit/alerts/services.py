@@ -21,6 +21,7 @@ from ctxaudit.alerts.models import (
     Alert,
     AlertActivity,
     AlertCondition,
+    AlertEvaluation,
     AlertEvent,
     AlertPolicy,
     Channel,
@@ -64,6 +65,60 @@ def alert_policy_for_project(project: Project) -> AlertPolicy:
             ignore_conflicts=True,
         )
     return policy
+
+
+def alert_policy_update(*, policy: AlertPolicy, user: AbstractBaseUser, enabled: bool, conditions: dict[int, dict[str, Any]]) -> AlertPolicy:
+    """Set the policy's switch and its conditions' thresholds ({condition id: {field: value}}).
+    Raises ValueError naming the first bad value."""
+    by_id = {c.pk: c for c in policy.conditions.all()}
+    for cid, values in conditions.items():
+        cond = by_id.get(cid)
+        if cond is None:
+            raise ValueError(f"no condition {cid} in this policy")
+        if values["min_severity"] not in kinds.SEVERITIES:
+            raise ValueError(f"{cond.kind}: severity must be one of {', '.join(kinds.SEVERITIES)}")
+        for field in ("min_per_event", "min_compressions"):
+            if not 0 <= values[field] <= 1000:
+                raise ValueError(f"{cond.kind}: {field} must be between 0 and 1000")
+    with transaction.atomic():
+        policy.enabled = enabled
+        policy.save(update_fields=["enabled"])
+        for cid, values in conditions.items():
+            AlertCondition.objects.filter(pk=cid, policy=policy).update(**values)
+    logger.info("alert policy of project %s changed by %s", policy.project_id, user.pk)
+    return policy
+
+
+def channel_create(*, project: Project, kind: str, name: str, target: str) -> Channel:
+    """A webhook (http/https URL) or email (comma-separated addresses) channel. Raises ValueError."""
+    from django.core.exceptions import ValidationError
+    from django.core.validators import URLValidator, validate_email
+
+    target = target.strip()
+    if kind == Channel.Kind.WEBHOOK:
+        try:
+            URLValidator(schemes=["http", "https"])(target)
+        except ValidationError:
+            raise ValueError("the webhook URL must be an http:// or https:// URL") from None
+    elif kind == Channel.Kind.EMAIL:
+        addresses = [a.strip() for a in target.split(",") if a.strip()]
+        if not addresses:
+            raise ValueError("give at least one email address")
+        for a in addresses:
+            try:
+                validate_email(a)
+            except ValidationError:
+                raise ValueError(f"not an email address: {a}") from None
+        target = ", ".join(addresses)
+    else:
+        raise ValueError("kind must be webhook or email")
+    return Channel.objects.create(project=project, kind=kind, name=name.strip()[:100], target=target)
+
+
+def channel_set_enabled(*, channel: Channel, enabled: bool) -> Channel:
+    channel.enabled = enabled
+    channel.save(update_fields=["enabled"])
+    return channel
 
 
 # --- evaluation ------------------------------------------------------------------------------
@@ -114,6 +169,7 @@ def alerts_for_event(event_id: int) -> list[Alert]:
     event = Event.objects.select_related("project", "session").filter(pk=event_id).first()
     if event is None or event.status != Event.Status.CHECKED:
         return []
+    AlertEvaluation.objects.get_or_create(event=event)
     policy = alert_policy_for_project(event.project)
     if not policy.enabled:
         return []
@@ -424,4 +480,26 @@ def deliveries_requeue(*, older_than_seconds: int = 900) -> int:
     )
     for pk in ids:
         delivery_enqueue(str(pk))
+    return len(ids)
+
+
+def evaluations_requeue(*, older_than_seconds: int = 300, within_hours: int = 24) -> int:
+    """Re-enqueue the evaluation of recently checked events that were never evaluated."""
+    from ctxaudit.alerts.tasks import alerts_evaluate_task
+
+    now = timezone.now()
+    ids = list(
+        Event.objects.filter(
+            status=Event.Status.CHECKED,
+            checked_at__lt=now - timedelta(seconds=older_than_seconds),
+            checked_at__gte=now - timedelta(hours=within_hours),
+            alert_evaluation__isnull=True,
+        ).values_list("pk", flat=True)[:500]
+    )
+    for pk in ids:
+        try:
+            alerts_evaluate_task.delay(pk)
+        except Exception:  # still no broker: the next sweep tries again
+            logger.exception("could not enqueue alert evaluation of event %s", pk)
+            break
     return len(ids)

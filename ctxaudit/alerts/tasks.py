@@ -44,3 +44,10 @@ def alerts_requeue_deliveries_task() -> None:
     from ctxaudit.alerts.services import deliveries_requeue
 
     deliveries_requeue()
+
+
+@ctxaudit_task(name="alerts.requeue_evaluations")
+def alerts_requeue_evaluations_task() -> None:
+    from ctxaudit.alerts.services import evaluations_requeue
+
+    evaluations_requeue()

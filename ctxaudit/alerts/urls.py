@@ -15,4 +15,8 @@ urlpatterns = [
     path("<int:alert_id>/assign/", views.alert_assign, name="assign"),
     path("<int:alert_id>/comments/", views.alert_comment, name="comment"),
     path("<int:alert_id>/mute/", views.alert_mute, name="mute"),
+    path("projects/<int:project_id>/", views.alert_settings, name="settings"),
+    path("projects/<int:project_id>/policy/", views.alert_policy_edit, name="policy-edit"),
+    path("projects/<int:project_id>/channels/", views.alert_channel_add, name="channel-add"),
+    path("channels/<int:channel_id>/toggle/", views.alert_channel_toggle, name="channel-toggle"),
 ]

@@ -18,10 +18,19 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from ctxaudit.alerts import kinds, services
-from ctxaudit.alerts.access import CHANGE_ROLES, alert_for_user, alerts_for_user, can_change_alerts, changeable_project_ids
-from ctxaudit.alerts.models import Alert
+from ctxaudit.alerts.access import (
+    CHANGE_ROLES,
+    alert_for_user,
+    alerts_for_user,
+    can_change_alerts,
+    changeable_project_ids,
+    channel_for_user,
+    project_for_user,
+)
+from ctxaudit.alerts.models import Alert, Channel
 from ctxaudit.alerts.selectors import STATUS_FILTERS, alerts_filtered, open_alerts_by_severity
 from ctxaudit.projects.access import projects_for_user
+from ctxaudit.projects.models import Project
 
 PAGE_SIZE = 50
 FILTERS = ("status", "severity", "project", "rule", "kind", "assignee")
@@ -162,3 +171,74 @@ def alert_bulk_acknowledge(request: HttpRequest) -> HttpResponse:
     back = QueryDict(request.POST.get("query", ""))
     query = urlencode({k: back[k] for k in FILTERS if back.get(k)})
     return redirect(f"{reverse('alerts:list')}?{query}" if query else reverse("alerts:list"))
+
+
+# --- alert settings of a project: policy and channels -----------------------------------------
+
+
+def _settings_page(request: HttpRequest, project: Project, *, error: str = "", status: int = 200) -> HttpResponse:
+    policy = services.alert_policy_for_project(project)
+    can_change = can_change_alerts(request.user, project)
+    ctx = {
+        "project": project,
+        "policy": policy,
+        "conditions": policy.conditions.all(),
+        "channels": project.alert_channels.all(),
+        "can_change": can_change,
+        "severities": kinds.SEVERITIES,
+        "channel_kinds": Channel.Kind.choices,
+        "error": error,
+    }
+    return render(request, "ui/alerts/settings.html", ctx, status=status)
+
+
+@login_required
+@require_GET
+def alert_settings(request: HttpRequest, project_id: int) -> HttpResponse:
+    return _settings_page(request, project_for_user(request.user, project_id))
+
+
+@login_required
+@require_POST
+def alert_policy_edit(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = project_for_user(request.user, project_id, change=True)
+    policy = services.alert_policy_for_project(project)
+    conditions = {}
+    try:
+        for c in policy.conditions.all():
+            p = f"cond-{c.pk}-"
+            conditions[c.pk] = {
+                "enabled": request.POST.get(p + "enabled") == "on",
+                "min_severity": request.POST.get(p + "min_severity", c.min_severity),
+                "min_per_event": int(request.POST.get(p + "min_per_event", c.min_per_event)),
+                "min_compressions": int(request.POST.get(p + "min_compressions", c.min_compressions)),
+            }
+        services.alert_policy_update(policy=policy, user=request.user, enabled=request.POST.get("enabled") == "on", conditions=conditions)  # type: ignore[arg-type]
+    except ValueError as e:
+        msg = str(e) if "invalid literal" not in str(e) else "thresholds must be whole numbers"
+        return _settings_page(request, project, error=msg, status=400)
+    return redirect("alerts:settings", project.pk)
+
+
+@login_required
+@require_POST
+def alert_channel_add(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = project_for_user(request.user, project_id, change=True)
+    try:
+        services.channel_create(
+            project=project,
+            kind=request.POST.get("kind", ""),
+            name=request.POST.get("name", ""),
+            target=request.POST.get("target", ""),
+        )
+    except ValueError as e:
+        return _settings_page(request, project, error=str(e), status=400)
+    return redirect("alerts:settings", project.pk)
+
+
+@login_required
+@require_POST
+def alert_channel_toggle(request: HttpRequest, channel_id: int) -> HttpResponse:
+    channel = channel_for_user(request.user, channel_id)
+    services.channel_set_enabled(channel=channel, enabled=not channel.enabled)
+    return redirect("alerts:settings", channel.project_id)

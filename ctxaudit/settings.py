@@ -128,7 +128,17 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
+# visibility_timeout: how long a message a dead worker had taken stays invisible before Redis
+# hands it to another worker (acks_late + reject_on_worker_lost need it to redeliver).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+    "socket_connect_timeout": 2,
+    "socket_timeout": 10,
+}
+# With the broker down, an API request must not hang: publishing gives up quickly, the event
+# row is already committed, and the pending sweep (beat) enqueues it once the broker is back.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BEAT_SCHEDULE = {
     "ingest.requeue_pending": {"task": "ingest.requeue_pending", "schedule": 60.0},
     "alerts.requeue_deliveries": {"task": "alerts.requeue_deliveries", "schedule": 300.0},

@@ -12,3 +12,7 @@ from ctxaudit.settings import *  # noqa: E402,F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 SECURE_SSL_REDIRECT = False
 STORAGES = {"staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+
+# Whitenoise serves from the finders in tests (no collectstatic), and so does not look for STATIC_ROOT.
+WHITENOISE_AUTOREFRESH = True
+WHITENOISE_USE_FINDERS = True

@@ -13,4 +13,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("alerts/", include("ctxaudit.alerts.urls")),
     path("", include("ctxaudit.ui.urls")),
+    path("", include("ctxaudit.regression.urls")),
 ]

@@ -44,3 +44,10 @@ def session_for_user(user: AbstractBaseUser | AnonymousUser, session_pk: int) ->
     if session is None:
         raise Http404("No such session")
     return session
+
+
+def project_for_user(user: AbstractBaseUser | AnonymousUser, project_id: int) -> Project:
+    project = projects_for_user(user).filter(pk=project_id).first()
+    if project is None:
+        raise Http404("No such project")
+    return project

@@ -68,9 +68,23 @@ def parse_query(q: str) -> list[str]:
     return [a or b for a, b in re.findall(r'"([^"]+)"|(\S+)', q)][:20]
 
 
+def excerpt(segments: list[Segment], *, context: int = 160) -> list[Segment]:
+    """Shorten long stretches without a hit to their first and last `context` characters."""
+    out = []
+    for i, s in enumerate(segments):
+        if s.hit or len(s.text) <= 2 * context + 20:
+            out.append(s)
+            continue
+        head = s.text[:context] if i > 0 else ""
+        tail = s.text[-context:] if i < len(segments) - 1 else ""
+        out.append(Segment(f"{head} … {tail}".strip(" "), False))
+    return out
+
+
 def search_context(messages: list[dict[str, Any]], terms: list[str]) -> dict[str, Any]:
-    """Hits of `terms` in each message: {"terms", "found": {term: count}, "messages": [{index, role,
-    segments, hits}]} — only messages with at least one hit are listed."""
+    """Hits of `terms` in each message: {"terms", "found": [{"term", "count"}], "missing": [term],
+    "messages": [{"index", "role", "segments", "hits"}]} — only messages with a hit are listed,
+    and their long stretches without a hit are shortened (`excerpt`)."""
     found = {t: 0 for t in terms}
     listed = []
     for i, m in enumerate(messages):
@@ -83,5 +97,10 @@ def search_context(messages: list[dict[str, Any]], terms: list[str]) -> dict[str
             for t in terms:
                 if s.text.casefold() == t.casefold():
                     found[t] += 1
-        listed.append({"index": i, "role": m.get("role"), "segments": segments, "hits": len(hits)})
-    return {"terms": terms, "found": found, "messages": listed, "missing": [t for t, n in found.items() if n == 0]}
+        listed.append({"index": i, "role": m.get("role"), "segments": excerpt(segments), "hits": len(hits)})
+    return {
+        "terms": terms,
+        "found": [{"term": t, "count": n} for t, n in found.items()],
+        "missing": [t for t, n in found.items() if n == 0],
+        "messages": listed,
+    }

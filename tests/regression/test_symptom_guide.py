@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import pytest
+from django.utils.html import escape
+
+from ctxaudit.audits.models import Finding
+from ctxaudit.regression.guide import SYMPTOMS, symptom_for_kind
+from ctxaudit.regression.templatetags.checklist import symptom_url
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_shows_the_table_in_chinese_and_english(client, alice) -> None:
+    client.force_login(alice)
+    body = client.get("/symptoms/").content.decode()
+    assert len(SYMPTOMS) == 6
+    for s in SYMPTOMS:
+        assert f'id="symptom-{s.row}"' in body
+        assert s.symptom_zh in body and escape(s.fix_en) in body
+    assert "对话轮次变多后，模型不再拒绝危险操作" in body
+    assert 'href="#symptom-1"><code>rule_missing</code>' in body
+
+
+def test_it_lists_matching_incidents_of_the_users_projects(client, alice, charlie, checked) -> None:
+    mine = checked("acme")
+    theirs = checked("other")
+    assert mine.findings.filter(kind="rule_missing").exists()
+    client.force_login(alice)
+    body = client.get("/symptoms/").content.decode()
+    row1 = body.split('id="symptom-1"')[1].split('id="symptom-2"')[0]
+    assert f'href="/events/{mine.pk}/checklist/"' in row1
+    assert f"/events/{theirs.pk}/checklist/" not in body
+
+
+def test_it_maps_unknown_kinds_gracefully(client, alice, checked) -> None:
+    ev = checked()
+    Finding.objects.create(event=ev, kind="brand_new_kind", severity="low", message="new check")
+    assert symptom_for_kind("brand_new_kind") is None
+    assert symptom_url("brand_new_kind") == "/symptoms/#other"
+    assert symptom_url("claim_promoted") == "/symptoms/#symptom-2"
+    client.force_login(alice)
+    body = client.get("/symptoms/").content.decode()
+    other = body.split('id="other"')[1]
+    assert "brand_new_kind" in other and f"/events/{ev.pk}/checklist/" in other
+    page = client.get(f"/events/{ev.pk}/checklist/").content.decode()
+    assert "no symptom row covers this kind yet" in page
+
+
+def test_it_requires_login(client) -> None:
+    assert client.get("/symptoms/").status_code == 302

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from ctxaudit.engine.checks.claims import check_claims
+from ctxaudit.engine.checks.failures import check_failures
+from ctxaudit.engine.checks.hierarchy import check_hierarchy
 from ctxaudit.engine.checks.retention import check_rule_retention
 from ctxaudit.engine.rules import extract_rules
 from ctxaudit.engine.tokens import TokenCounter, default_counter, token_stats
@@ -26,6 +29,14 @@ def run_checks(pair: ContextPair, *, counter: TokenCounter | None = None) -> Aud
             findings.append(Finding("rule_weakened", Severity.MEDIUM, f"Rule {r.rule_id} was reworded and may be weaker.", r.rule_id, r.evidence))
         if r.demoted:
             findings.append(Finding("rule_demoted", Severity.HIGH, f"Rule {r.rule_id} left the system role (now {r.role_after}).", r.rule_id, r.evidence))
+    # Claims, hierarchy and compaction failures (eng-claims): severities decide the verdict.
+    provenance = [*check_claims(pair), *check_hierarchy(pair), *check_failures(pair)]
+    findings += provenance
+    summary_elevated = any(f.kind == "summary_elevated" for f in provenance)
+    unauditable = sum(1 for f in provenance if f.kind == "unauditable_compaction")
     tokens = token_stats(pair.before, pair.after, rules, counter or default_counter())
     verdict = "fail" if any(f.severity.rank >= Severity.MEDIUM.rank for f in findings) else "pass"
-    return AuditReport(verdict, tuple(results), tuple(findings), tokens, ENGINE_VERSION)
+    return AuditReport(
+        verdict, tuple(results), tuple(findings), tokens, ENGINE_VERSION,
+        summary_elevated=summary_elevated, unauditable_compactions=unauditable,
+    )

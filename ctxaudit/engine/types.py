@@ -185,6 +185,8 @@ class AuditReport:
     tokens: TokenStats | None
     engine_version: str
     summary_elevated: bool = False
+    # Server-side encrypted compaction items seen (checks/failures.py): not auditable, counted.
+    unauditable_compactions: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -194,4 +196,5 @@ class AuditReport:
             "tokens": self.tokens.to_dict() if self.tokens else None,
             "engine_version": self.engine_version,
             "summary_elevated": self.summary_elevated,
+            "unauditable_compactions": self.unauditable_compactions,
         }

@@ -97,6 +97,12 @@ def _span(side: str, index: int, content: str, start: int = 0, end: int | None =
     return Span(side, index, start, end, content[start:end])  # type: ignore[arg-type]
 
 
+def _first_line(text: str) -> int:
+    """End of the first non-empty line (evidence that points at a message without painting all of it)."""
+    end = text.find("\n", len(text) - len(text.lstrip()))
+    return len(text) if end < 0 else end
+
+
 def _zh(*texts: str) -> bool:
     return any(has_cjk(t[:2000]) for t in texts)
 
@@ -145,7 +151,7 @@ def check_system_block(pair: ContextPair) -> list[Finding]:
                 if zh
                 else "The after-context has no system message: the system prompt (and the rules in it) was cut or folded into "
                 "the history (seed §6.1: rules must sit in a block that never enters compression).",
-                evidence=(_span("before", i0, m0.content),),
+                evidence=(_span("before", i0, m0.content, 0, _first_line(m0.content)),),
             )
         )
     history_keys: set[str] | None = None
@@ -203,7 +209,7 @@ def check_system_block(pair: ContextPair) -> list[Finding]:
                     else f"The system prompt entered compression and was rewritten{merged_en}: {m.role} message #{i + 1} holds "
                     f"{len(new)} clause(s) the original system prompt did not, e.g. “{first.text}”. System rules must be kept "
                     "verbatim, outside compression (seed §6.1).",
-                    evidence=(_span("before", sys_msgs[0][0], sys_msgs[0][1].content), *(Span("after", i, c.start, c.end, c.text) for c in new[:5])),
+                    evidence=tuple(Span("after", i, c.start, c.end, c.text) for c in new[:5]),
                     data={"new_clauses": len(new), "merged_with_history": bool(elevated)},
                 )
             )

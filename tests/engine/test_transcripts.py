@@ -257,3 +257,31 @@ def test_it_reads_the_standing_instruction_of_a_real_markdown_export(shared_dir)
     # The user's next request ends where the assistant's reply begins.
     assert c.before.messages[1].role == "assistant"
     assert c.after.messages[0].content.rstrip().endswith("Continue with the last task that you were asked to work on.")
+
+
+def test_it_reads_older_logs_without_a_boundary_entry() -> None:
+    # Before compact_boundary existed, the summary itself started a new chain (parentUuid null).
+    text = _jsonl(
+        _msg("u1", None, "user", "Always answer in English."),
+        _msg("a1", "u1", "assistant", "Sure."),
+        {**_msg("side", "a1", "assistant", "subagent chatter"), "isSidechain": True},
+        _msg("s1", None, "user", SUMMARY.format("the user wants English."), isCompactSummary=True),
+        _msg("u2", "s1", "user", "Next?"),
+    )
+    [c] = parse_transcript(text, name="old.jsonl").compactions
+    assert _texts(c.before) == ["Always answer in English.", "Sure."]
+    assert c.after.messages[0].kind == "compact_summary"
+    assert c.metadata["rebuilt_from_file_order"] is True
+
+
+def test_it_walks_through_non_message_entries_in_the_chain() -> None:
+    text = _jsonl(
+        _msg("u1", None, "user", "Hi"),
+        {"type": "system", "subtype": "local_command", "uuid": "sys1", "parentUuid": "u1", "content": "/model"},
+        _msg("a1", "sys1", "assistant", "Hello"),
+        {"type": "summary", "summary": "Greeting", "leafUuid": "a1"},
+        _boundary("b1", "a1"),
+        _msg("s1", "b1", "user", SUMMARY.format("greeted"), isCompactSummary=True),
+    )
+    [c] = parse_transcript(text, name="x.jsonl").compactions
+    assert _texts(c.before) == ["Hi", "Hello"]

@@ -101,6 +101,10 @@ def event_check(*, event_id: int) -> Event | None:
 
 def after_check(event_id: int) -> None:
     """Hook for what follows a finished check (alerts). Each step is its own task/service."""
+    from ctxaudit.timelines.services import session_decay_sync  # decay findings first: alerts see them
+
+    session_decay_sync(event_id=event_id)
+
     from ctxaudit.alerts.tasks import alerts_evaluate_task
 
     alerts_evaluate_task.delay(event_id)

@@ -124,3 +124,8 @@ api.add_router("", gate_router)
 from ctxaudit.alerts.api import router as alerts_router  # noqa: E402 - after `api` exists
 
 api.add_router("", alerts_router)
+
+# GET /api/v1/sessions/<session_id>/timeline (ctxaudit/timelines/api.py).
+from ctxaudit.timelines.api import router as timelines_router  # noqa: E402 - routers register after the api exists
+
+api.add_router("", timelines_router)

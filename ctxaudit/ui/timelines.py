@@ -1,0 +1,189 @@
+"""Session timeline page and cross-session decay page (issue 5).
+
+Charts are server-side SVG: Python computes numbers only (coordinates, labels, URLs); the
+templates turn them into markup with autoescaping on, so rule text and session ids stay text.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
+
+from ctxaudit.ingest.models import Event
+from ctxaudit.projects.access import projects_for_user, session_for_user
+from ctxaudit.timelines.selectors import RuleTimeline, SessionTimeline, TimelineEvent, decay_overview, session_timeline
+
+RULES_PER_PAGE = 10
+
+# Chart geometry, in SVG user units (1 unit = 1 CSS px at the SVG's natural width).
+LEFT, RIGHT, TOP, BOTTOM = 48, 24, 34, 30
+PLOT_H = 140
+STEP_MIN, STEP_MAX, FIT_WIDTH = 10, 64, 760
+# Shapes (and glyphs in the table) carry the state, so the chart reads without colour.
+GLYPHS = {"retained": "●", "weakened": "▼", "missing": "✕", "pending": "…", "error": "!"}
+
+
+@dataclass(slots=True)
+class Mark:
+    x: float
+    label: str
+    kind: str  # "weakened" | "missing": line style and label row
+    anchor: str  # text-anchor, so a label near the right edge stays inside the chart
+    label_y: float
+
+
+@dataclass(slots=True)
+class RuleChart:
+    rule: RuleTimeline
+    dom_id: str
+    width: float
+    height: float
+    points: list[dict[str, Any]]  # one per compression since the rule's first appearance (table rows)
+    markers: list[dict[str, Any]]  # the checked ones (chart points)
+    segments: list[str]  # polyline "x,y x,y ..." strings; a gap where an event is unchecked
+    marks: list[Mark]
+    summary: str
+
+
+@dataclass(slots=True)
+class Axis:
+    width: float
+    height: float
+    step: float
+    x_ticks: list[tuple[float, str]]
+    y_ticks: list[tuple[float, str]]
+    plot_bottom: float
+    plot_right: float
+    left: float = LEFT
+    top: float = TOP
+    x_label_y: float = TOP + PLOT_H + 18
+
+
+def _seq_label(e: TimelineEvent) -> str:
+    return str(e.sequence) if e.sequence is not None else f"#{e.id}"
+
+
+def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline]) -> tuple[Axis, list[RuleChart]]:
+    """Chart geometry for `rules` of `tl`: every chart shares the session's x axis (one column per
+    event in session order) and a 0..1 strength y axis."""
+    n = len(tl.events)
+    step = min(STEP_MAX, max(STEP_MIN, FIT_WIDTH / max(n - 1, 1)))
+    width = round(LEFT + step * max(n - 1, 0) + RIGHT, 1)
+    every = max(1, math.ceil(40 / step))
+    axis = Axis(
+        width=width,
+        height=TOP + PLOT_H + BOTTOM,
+        step=step,
+        x_ticks=[(round(LEFT + e.index * step, 1), _seq_label(e)) for e in tl.events if e.index % every == 0 or e.index == n - 1],
+        y_ticks=[(round(TOP + (1 - v) * PLOT_H, 1), f"{v:.2f}") for v in (1.0, 0.75, 0.5, 0.25, 0.0)],
+        plot_bottom=TOP + PLOT_H,
+        plot_right=round(width - RIGHT, 1),
+    )
+    # One reverse() per event, not per point: a 500 × 50 session has 25,000 points.
+    probe = reverse("ui:event-detail", args=[987654321])
+    urls = {e.id: probe.replace("987654321", str(e.id)) for e in tl.events}
+    charts = []
+    for k, rule in enumerate(rules):
+        # Plain dicts with preformatted text: the template engine resolves dict keys fastest, and a
+        # chart page of a 500-compression session renders thousands of these.
+        points: list[dict[str, Any]] = []
+        markers: list[dict[str, Any]] = []
+        segments: list[str] = []
+        current: list[str] = []
+        prev: float | None = None
+        for p in rule.points:
+            x = round(LEFT + p.event.index * step, 1)
+            flags = ", ".join(f for f, on in (("first weakened", p.first_weakened), ("first missing", p.first_missing), ("decay", p.decay)) if on)
+            row = {
+                "url": urls[p.event.id],
+                "seq": _seq_label(p.event),
+                "state": p.state,
+                "glyph": GLYPHS.get(p.state, "?"),
+                "strength": "–" if p.strength is None else f"{p.strength:.2f}",
+                "delta": "–" if p.strength is None or prev is None else f"{p.strength - prev:+.2f}",
+                "marks": flags,
+            }
+            points.append(row)
+            if p.strength is None:
+                if current:
+                    segments.append(" ".join(current))
+                    current = []
+                continue
+            prev = p.strength
+            y = round(TOP + (1 - p.strength) * PLOT_H, 1)
+            current.append(f"{x},{y}")
+            label = f"Rule {rule.rule_id}, compression {row['seq']}: {p.state}, strength {row['strength']}"
+            markers.append(
+                {**row, "x": x, "y": y, "decay": p.decay, "label": label + (f" ({flags})" if flags else "") + ". Opens the event's diff."}
+            )
+        if current:
+            segments.append(" ".join(current))
+        marks = []
+        for kind, first, label_y in (("weakened", rule.first_weakened, 12), ("missing", rule.first_missing, 26)):
+            if first is not None:
+                mx = round(LEFT + first.event.index * step, 1)
+                marks.append(Mark(mx, f"first {kind}", kind, "end" if mx > width / 2 else "start", label_y))
+        charts.append(RuleChart(rule, f"rule-{k}", width, axis.height, points, markers, segments, marks, _summary(rule)))
+    return axis, charts
+
+
+def _summary(rule: RuleTimeline) -> str:
+    """The chart's <desc>: what a screen reader user needs without walking every point."""
+    checked = [p for p in rule.points if p.strength is not None]
+    if not checked:
+        return f"Rule {rule.rule_id}: no checked compression yet."
+    parts = [
+        f"Rule {rule.rule_id} across {len(rule.points)} compressions: strength {checked[0].strength:.2f} at the first checked one, "
+        f"{checked[-1].strength:.2f} ({checked[-1].state}) at the last, lowest {rule.min_strength:.2f}."
+    ]
+    parts.append(f"First weakened at compression {_seq_label(rule.first_weakened.event)}." if rule.first_weakened else "Never weakened.")
+    parts.append(f"First missing at compression {_seq_label(rule.first_missing.event)}." if rule.first_missing else "Never missing.")
+    if rule.decays:
+        parts.append("Decay: " + "; ".join(f"{len(d.indices)} falls in a row ending at compression {_seq_label(rule.points[d.end].event)}" for d in rule.decays) + ".")
+    pending = len(rule.points) - len(checked)
+    if pending:
+        parts.append(f"{pending} compressions not checked yet.")
+    return " ".join(parts)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def session_detail(request: HttpRequest, session_pk: int) -> HttpResponse:
+    session = session_for_user(request.user, session_pk)
+    tl = session_timeline(session)
+    page = Paginator(tl.rules, RULES_PER_PAGE).get_page(request.GET.get("rules_page"))
+    axis, charts = timeline_charts(tl, list(page.object_list))
+    ctx = {
+        "session": session,
+        "timeline": tl,
+        "events": tl.events,
+        "rules_page": page,
+        "axis": axis,
+        "charts": charts,
+        "glyphs": GLYPHS,
+    }
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "ui/partials/_timeline_rules.html", ctx)
+    return render(request, "ui/sessions/detail.html", ctx)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def decay_overview_page(request: HttpRequest) -> HttpResponse:
+    projects = projects_for_user(request.user)
+    f = {k: request.GET.get(k, "").strip() for k in ("project", "strategy", "model")}
+    overview = decay_overview(projects, project=f["project"], strategy=f["strategy"], model=f["model"])
+    ctx = {"overview": overview, "filters": f, "projects": projects, "strategies": Event.STRATEGIES}
+    template = "ui/partials/_decay_tables.html" if request.htmx else "ui/decay/overview.html"  # type: ignore[attr-defined]
+    return render(request, template, ctx)

@@ -1,44 +1,414 @@
-"""Rule retention (seed §4.4 check_rules_retained, done beyond substring matching).
+"""Rule retention (seed 000 §4.4 check_rules_retained, done beyond substring matching; issue 2
+"Retention per rule", issue 3 "Drift").
 
-Placeholder-level: normalised containment → retained, fuzzy partial match → weakened.
+For each rule in force:
+1. Verbatim: the rule's text, folded (width, case) and squeezed (whitespace and punctuation
+   removed), occurs inside one instruction message → retained, strength 1.
+2. Otherwise each clause of the rule (constraints.parse) is looked up through an inverted index
+   of the context's sentences (concept → sentences), the best few candidates are compared with
+   drift.compare_clause (1- and 2-sentence windows, so a rule split across two sentences matches,
+   and two rules merged into one sentence each match it), and the results combine into
+   retained (faithful paraphrase) / weakened (strength, what was lost) / missing.
+
+Only instruction text counts (brief: rules are searched where they act as instructions):
+system, developer and user messages, and messages whose `kind` marks a summary. An assistant
+saying "根据规则，我不能删除订单" or tool output does not keep a rule alive.
+
+Role: `role_before`/`role_after` are the roles the rule is found in. A rule that was in the
+system/developer role before (or, when the before-context no longer holds it, a rule from the
+event or project rule set) and is found after only in other roles is *demoted* (seed 000 §3.2).
+
+Cost: linear in the context (one fold, one regex sentence split, one Aho–Corasick scan per
+instruction message, only when a rule is not found verbatim); per rule a bounded number of
+candidates (TOP_K sentences) is parsed and compared. No pairwise loop over sentences.
+
+Known false positives/negatives: see checks/drift.py.
 """
 
 from __future__ import annotations
 
-from rapidfuzz import fuzz
+import heapq
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, replace
 
-from ctxaudit.engine.normalize import normalize
-from ctxaudit.engine.types import Context, Rule, RuleResult, RuleState, Span
+from ctxaudit.engine.checks.drift import ClauseDrift, clause_weights, compare_clause, is_chinese, related
+from ctxaudit.engine.constraints import CONCEPT, Clause, Matcher, fallback_tokens, fold, parse
+from ctxaudit.engine.lexicon import FORCE_LEVEL, Force, Kind
+from ctxaudit.engine.types import Context, Message, Rule, RuleResult, RuleState, Span
 
 INSTRUCTION_ROLES = ("system", "developer", "user")
+SYSTEM_ROLES = ("system", "developer")
+SUMMARY_KINDS = frozenset({"summary", "compact_summary", "history_summary", "compaction_summary"})
+TOP_K = 6  # candidate sentences compared per rule clause
+MAX_SENTENCE = 400  # longer sentences (minified JSON, no punctuation) are cut into chunks
+CHUNK = 300
+MAX_POSTINGS = 4000  # per concept and side: bounds the work on adversarial repetitive contexts
+
+_PUNCT_CLASS = r"[\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2010-\u206f!-/:-@\[-`{-~]"
+_SQUEEZE = re.compile(_PUNCT_CLASS + "+")
+_SENT_END = re.compile(r"[。！？；;!?\n]|(?<=[^\s\d])\.(?=\s)")
 
 
-def _locate(rule: Rule, ctx: Context, side: str) -> tuple[RuleState, float, str | None, Span | None]:
-    target = normalize(rule.text)
-    best: tuple[float, int] = (0.0, -1)
-    for i, m in enumerate(ctx.messages):
-        if m.role not in INSTRUCTION_ROLES:
+def is_instruction(m: Message) -> bool:
+    """Does this message act as an instruction to the model (see module docstring)?"""
+    return m.role in INSTRUCTION_ROLES or (m.kind or "") in SUMMARY_KINDS
+
+
+def squeeze(folded: str) -> str:
+    return _SQUEEZE.sub("", folded)
+
+
+def _role_rank(role: str) -> int:
+    return 2 if role in SYSTEM_ROLES else 1
+
+
+@dataclass(slots=True)
+class _Window:
+    pos: int  # index into SideIndex.msgs
+    sentences: tuple[int, ...]
+
+
+class SideIndex:
+    """The instruction messages of one side, indexed lazily (fold, squeeze, sentence postings)."""
+
+    def __init__(self, ctx: Context, side: str, matcher: Matcher) -> None:
+        self.side = side
+        self.matcher = matcher
+        self.msgs: list[tuple[int, Message]] = [(i, m) for i, m in enumerate(ctx.messages) if is_instruction(m)]
+        self._folded: dict[int, str] = {}
+        self._squeezed: dict[int, str] = {}
+        self._starts: dict[int, list[int]] = {}
+        self._parsed: dict[tuple[int, int], list[Clause]] = {}
+        self.postings: dict[str, list[tuple[int, int]]] | None = None
+
+    # -- text ---------------------------------------------------------------------------------
+    def folded(self, pos: int) -> str:
+        f = self._folded.get(pos)
+        if f is None:
+            f = self._folded[pos] = fold(self.msgs[pos][1].content)
+        return f
+
+    def squeezed(self, pos: int) -> str:
+        s = self._squeezed.get(pos)
+        if s is None:
+            s = self._squeezed[pos] = squeeze(self.folded(pos))
+        return s
+
+    def verbatim(self, rule_sq: str, locate: re.Pattern[str]) -> tuple[int, int, int] | None:
+        """(pos, start, end) of the rule's text in an instruction message; system roles first."""
+        found = None
+        for pos, (_, m) in enumerate(self.msgs):
+            if rule_sq in self.squeezed(pos):
+                if found is None or _role_rank(m.role) > _role_rank(self.msgs[found][1].role):
+                    found = pos
+                if m.role in SYSTEM_ROLES:
+                    break
+        if found is None:
+            return None
+        hit = locate.search(self.folded(found))
+        if hit is None:  # cannot happen: squeeze and the pattern remove the same characters
+            return found, 0, len(self.msgs[found][1].content)
+        return found, hit.start(), hit.end()
+
+    # -- sentence index -----------------------------------------------------------------------
+    def starts(self, pos: int) -> list[int]:
+        st = self._starts.get(pos)
+        if st is None:
+            f = self.folded(pos)
+            raw = [0, *(m.end() for m in _SENT_END.finditer(f))]
+            raw.append(len(f))
+            st = []
+            for a, b in zip(raw, raw[1:], strict=False):
+                if b - a > MAX_SENTENCE:
+                    st.extend(range(a, b, CHUNK))
+                elif b > a or not st:
+                    st.append(a)
+            self._starts[pos] = st or [0]
+            st = self._starts[pos]
+        return st
+
+    def sentence_span(self, pos: int, si: int) -> tuple[int, int]:
+        st = self.starts(pos)
+        end = st[si + 1] if si + 1 < len(st) else len(self.folded(pos))
+        return st[si], end
+
+    def build(self) -> dict[str, list[tuple[int, int]]]:
+        """Concept → [(message pos, sentence index)], one scan per message."""
+        if self.postings is not None:
+            return self.postings
+        postings: dict[str, list[tuple[int, int]]] = {}
+        for pos in range(len(self.msgs)):
+            f = self.folded(pos)
+            st = self.starts(pos)
+            for h in self.matcher.scan(f):
+                si = -1
+                for cat, val in h.tags:
+                    if cat != CONCEPT:
+                        continue
+                    lst = postings.setdefault(val, [])
+                    if len(lst) >= MAX_POSTINGS:
+                        continue
+                    if si < 0:
+                        si = bisect_right(st, h.start) - 1
+                    key = (pos, si)
+                    if not lst or lst[-1] != key:
+                        lst.append(key)
+        self.postings = postings
+        return postings
+
+    def clauses(self, pos: int, si: int) -> list[Clause]:
+        key = (pos, si)
+        got = self._parsed.get(key)
+        if got is None:
+            a, b = self.sentence_span(pos, si)
+            content = self.msgs[pos][1].content
+            got = self._parsed[key] = parse(content[a:b], self.matcher, base=a, folded=self.folded(pos)[a:b])
+        return got
+
+    def window(self, w: _Window) -> tuple[list[Clause], str, int, bool]:
+        """Clauses, text and base offset of a window of 1–2 consecutive sentences, and whether one
+        sentence lent its force to the other."""
+        parts = [self.clauses(w.pos, si) for si in w.sentences]
+        a = self.sentence_span(w.pos, w.sentences[0])[0]
+        b = self.sentence_span(w.pos, w.sentences[-1])[1]
+        text = self.msgs[w.pos][1].content[a:b]
+        if len(parts) == 1:
+            return parts[0], text, a, False
+        # a force-only sentence lends its force to the other one ("Refunds above $100 need a manager
+        # approval ticket. Never issue them otherwise." — a rule split across two sentences)
+        lenders = [c for p in parts for c in p if c.force is not Force.NONE and not c.concepts]
+        lender = max(lenders, key=lambda c: FORCE_LEVEL[c.force], default=None)
+        out: list[Clause] = []
+        lent = False
+        for p in parts:
+            for c in p:
+                if (
+                    lender is not None
+                    and c.concepts
+                    and FORCE_LEVEL[c.force] < FORCE_LEVEL[lender.force]
+                    and not c.reported
+                    and not c.question
+                ):
+                    c = replace(c, force=lender.force, force_word=lender.force_word, inherited=True)
+                    lent = True
+                out.append(c)
+        return out, text, a, lent
+
+    def candidates(self, weights: dict[str, float]) -> list[tuple[int, int]]:
+        """The TOP_K sentences naming most of the weighted concepts (and their relatives)."""
+        postings = self.build()
+        want: dict[str, float] = {}
+        specific = [c for c in weights if _kind(c) is not Kind.GENERIC]
+        for cid in specific or list(weights):
+            for r in related(cid):
+                want[r] = max(want.get(r, 0.0), weights[cid])
+        scores: dict[tuple[int, int], float] = {}
+        for cid, w in want.items():
+            for key in postings.get(cid, ()):
+                scores[key] = scores.get(key, 0.0) + w
+        if not scores:
+            return []
+        best = heapq.nlargest(TOP_K, scores.items(), key=lambda kv: (kv[1], _role_rank(self.msgs[kv[0][0]][1].role)))
+        return [k for k, _ in best]
+
+
+def _kind(cid: str) -> Kind:
+    from ctxaudit.engine.lexicon import CONCEPTS_BY_ID
+
+    c = CONCEPTS_BY_ID.get(cid)
+    return c.kind if c else Kind.OBJECT
+
+
+@dataclass(slots=True)
+class _Found:
+    drift: ClauseDrift
+    pos: int
+    role: str
+    window_text: str
+    window_base: int
+
+
+def _best_for_clause(
+    idx: SideIndex, rc: Clause, rule_text: str, weights: dict[str, float], fallback: dict[str, float]
+) -> tuple[_Found | None, _Found | None]:
+    """(best match with directive force, closest narrative text) for one rule clause on one side."""
+    best: _Found | None = None
+    best_key: tuple[float, float, int] | None = None
+    closest: _Found | None = None
+    seen: set[tuple[int, tuple[int, ...]]] = set()
+    for pos, si in idx.candidates(weights):
+        n = len(idx.starts(pos))
+        windows = [(si,)]
+        windows += [(si - 1, si)] if si > 0 else []
+        windows += [(si, si + 1)] if si + 1 < n else []
+        for sents in windows:
+            if (pos, sents) in seen:
+                continue
+            seen.add((pos, sents))
+            if len(sents) == 2 and best is not None and best.drift.state == "kept" and best.pos == pos:
+                continue
+            clauses, text, base, lent = idx.window(_Window(pos, sents))
+            d = compare_clause(rc, rule_text, clauses, text, base, fallback)
+            if d is None:
+                continue
+            role = idx.msgs[pos][1].role
+            found = _Found(d, pos, role, text, base)
+            if not d.forced:
+                if closest is None or d.closeness > closest.drift.closeness:
+                    closest = found
+                continue
+            # one-sentence windows first; a wider window must name clearly more of the rule to win
+            wide = len(sents) > 1 and not (lent and any(c.inherited for c in d.matched))
+            key = (round(d.closeness - (0.15 if wide else 0.0), 1), d.strength, _role_rank(role))
+            if best_key is None or key > best_key:
+                best, best_key = found, key
+    return best, closest
+
+
+def _span(idx: SideIndex, pos: int, start: int, end: int) -> Span:
+    i, m = idx.msgs[pos]
+    content = m.content
+    while start < end and content[start].isspace():
+        start += 1
+    while end > start and content[end - 1].isspace():
+        end -= 1
+    return Span(idx.side, i, start, end, content[start:end])  # type: ignore[arg-type]
+
+
+def _found_span(idx: SideIndex, f: _Found) -> Span:
+    clauses = f.drift.matched or []
+    if clauses:
+        return _span(idx, f.pos, min(c.start for c in clauses), max(c.end for c in clauses))
+    return _span(idx, f.pos, f.window_base, f.window_base + len(f.window_text))
+
+
+@dataclass(slots=True)
+class RuleModel:
+    """A rule prepared for matching: squeezed text, its locating regex, its clauses and weights."""
+
+    rule: Rule
+    squeezed: str
+    locate: re.Pattern[str]
+    clauses: list[Clause]
+    weights: list[dict[str, float]]
+
+
+def prepare_rules(rules: tuple[Rule, ...] | list[Rule]) -> tuple[Matcher, dict[str, float], list[RuleModel]]:
+    """One matcher for the rule set (lexicon + every rule's fallback tokens) and a RuleModel per rule."""
+    extra: dict[str, tuple[str, float]] = {}
+    for r in rules:
+        extra.update(fallback_tokens(r.text))
+    matcher = Matcher(extra)
+    fallback = matcher.fallback_weight
+    models = []
+    for r in rules:
+        sq = squeeze(fold(r.text))
+        locate = re.compile((_PUNCT_CLASS + "*").join(re.escape(ch) for ch in sq)) if sq else re.compile(r"(?!x)x")
+        clauses = [c for c in parse(r.text, matcher) if c.concepts]
+        models.append(RuleModel(r, sq, locate, clauses, [clause_weights(c, fallback) for c in clauses]))
+    return matcher, fallback, models
+
+
+def _locate_side(idx: SideIndex, model: RuleModel, fallback: dict[str, float]) -> tuple[str | None, list[Span]]:
+    """Where the rule is on the before side: verbatim, else its best match with force."""
+    if model.squeezed:
+        v = idx.verbatim(model.squeezed, model.locate)
+        if v is not None:
+            pos, a, b = v
+            return idx.msgs[pos][1].role, [_span(idx, pos, a, b)]
+    spans: list[Span] = []
+    role: str | None = None
+    best_w = -1.0
+    for rc, weights in zip(model.clauses, model.weights, strict=True):
+        found, _ = _best_for_clause(idx, rc, model.rule.text, weights, fallback)
+        if found is None or found.drift.state not in ("kept", "weakened"):
             continue
-        if target and target in normalize(m.content):
-            start = m.content.find(rule.text)
-            span = Span(side, i, max(start, 0), max(start, 0) + len(rule.text) if start >= 0 else len(m.content), m.content[start : start + len(rule.text)] if start >= 0 else m.content)  # type: ignore[arg-type]
-            return RuleState.RETAINED, 1.0, m.role, span
-        score = fuzz.partial_ratio(target, normalize(m.content)) / 100
-        if score > best[0]:
-            best = (score, i)
-    if best[0] >= 0.75:
-        m = ctx.messages[best[1]]
-        return RuleState.WEAKENED, best[0] * 0.6, m.role, Span(side, best[1], 0, len(m.content), m.content)  # type: ignore[arg-type]
-    return RuleState.MISSING, 0.0, None, None
+        w = sum(weights.values())
+        if w > best_w:
+            best_w, role = w, found.role
+        span = _found_span(idx, found)
+        if span not in spans:
+            spans.append(span)
+    return role, spans
 
 
-def check_rule_retention(before: Context, after: Context, rules: tuple[Rule, ...]) -> list[RuleResult]:
-    """For each rule: where it is before, and whether it is retained/weakened/missing after."""
-    results = []
-    for rule in rules:
-        _, _, role_before, span_before = _locate(rule, before, "before")
-        state, strength, role_after, span_after = _locate(rule, after, "after")
-        demoted = state != RuleState.MISSING and role_before in ("system", "developer") and role_after not in ("system", "developer")
-        evidence = tuple(s for s in (span_before, span_after) if s is not None)
-        results.append(RuleResult(rule.id, rule.text, state, strength, role_before, role_after, evidence, (), demoted))
-    return results
+def check_rule_retention(before: Context, after: Context, rules: tuple[Rule, ...] | list[Rule]) -> list[RuleResult]:
+    """For each rule: where it is before, and whether it is retained / weakened / missing after.
+
+    Returns one RuleResult per rule, in order: state, strength (0..1, see checks/drift.py),
+    role_before/role_after, demoted, lost (what weakened, in the rule's language) and evidence
+    (before spans first, then after spans: the rule's text before, the closest text after — also
+    for a missing rule when narrative text still names it).
+    """
+    if not rules:
+        return []
+    matcher, fallback, models = prepare_rules(rules)
+    bidx = SideIndex(before, "before", matcher)
+    aidx = SideIndex(after, "after", matcher)
+    return [_check_one(model, bidx, aidx, fallback) for model in models]
+
+
+def _check_one(model: RuleModel, bidx: SideIndex, aidx: SideIndex, fallback: dict[str, float]) -> RuleResult:
+    rule = model.rule
+    zh = is_chinese(rule.text)
+    role_before, before_spans = _locate_side(bidx, model, fallback)
+    expected_system = role_before in SYSTEM_ROLES if role_before else rule.source != "user"
+
+    def result(state: RuleState, strength: float, role_after: str | None, after_spans: list[Span], lost: list[str]) -> RuleResult:
+        demoted = (
+            state is not RuleState.MISSING and expected_system and role_after is not None and role_after not in SYSTEM_ROLES
+        )
+        return RuleResult(
+            rule.id, rule.text, state, round(strength, 4), role_before, role_after,
+            tuple(before_spans + after_spans), tuple(lost), demoted,
+        )
+
+    if model.squeezed:
+        v = aidx.verbatim(model.squeezed, model.locate)
+        if v is not None:
+            pos, a, b = v
+            return result(RuleState.RETAINED, 1.0, aidx.msgs[pos][1].role, [_span(aidx, pos, a, b)], [])
+    if not model.clauses:
+        return result(RuleState.MISSING, 0.0, None, [], [])
+
+    total_w = 0.0
+    score = 0.0
+    lost: list[str] = []
+    after_spans: list[Span] = []
+    states: list[str] = []
+    role_after: str | None = None
+    role_w = -1.0
+    closest_span: Span | None = None
+    closest_val = 0.0
+    for rc, weights in zip(model.clauses, model.weights, strict=True):
+        w = sum(weights.values())
+        total_w += w
+        found, closest = _best_for_clause(aidx, rc, rule.text, weights, fallback)
+        if found is None:
+            states.append("absent")
+            clause_text = rule.text[rc.start : rc.end].strip(" ，,。.;；")
+            if len(model.clauses) > 1:
+                lost.append(f"分句丢失：“{clause_text}” / clause dropped: “{clause_text}”" if zh else f"clause dropped: “{clause_text}”")
+            if closest is not None and closest.drift.closeness > closest_val:
+                closest_val, closest_span = closest.drift.closeness, _found_span(aidx, closest)
+            continue
+        d = found.drift
+        states.append(d.state)
+        score += w * d.strength
+        for item in d.lost:
+            if item not in lost:
+                lost.append(item)
+        span = _found_span(aidx, found)
+        if span not in after_spans:
+            after_spans.append(span)
+        if w > role_w or (w == role_w and _role_rank(found.role) > _role_rank(role_after or "")):
+            role_w, role_after = w, found.role
+
+    if all(s == "absent" for s in states):
+        spans = [closest_span] if closest_span is not None and closest_val >= 0.3 else []
+        return result(RuleState.MISSING, 0.0, None, spans, [])
+    strength = score / total_w if total_w else 0.0
+    if all(s == "kept" for s in states):
+        return result(RuleState.RETAINED, min(1.0, strength), role_after, after_spans, [])
+    return result(RuleState.WEAKENED, min(strength, 0.95), role_after, after_spans, lost)

@@ -1,0 +1,281 @@
+"""Drift: compare one rule clause with the closest text after compression and say *what* weakened
+(seed 000 §3.4 semantic drift, §3.5 multi-round decay; issue 3 "Drift").
+
+Scale of `strength` (0..1): force after / force before (lexicon.FORCE_LEVEL: 禁止/必须/only 1.0,
+plain imperative 0.8, should 0.6, 最好/try to 0.45, 需谨慎/be careful 0.35, narrative 0) × how much of
+the rule's content survives (`coverage`: actions weigh 2, objects 1, generic words like 用户/data 0.5,
+words outside the governed part half) × a penalty per structural loss (scope word dropped 0.85,
+threshold dropped 0.85, object generalised 0.9, scope narrowed 0.75, condition dropped 0.8).
+
+Verdict per clause:
+- "kept": same or stronger force, coverage ≥ 0.75 and nothing structural lost (a faithful
+  paraphrase: "Refunds above $100 always require a manager approval ticket");
+- "weakened": the core survives with lower force or lost parts ("删除订单需谨慎");
+- "reversed": the core survives as a permission ("可以删除订单") — strength 0;
+- "absent": nothing with directive force carries the core. Narrative text naming the same things
+  ("用户提出删除订单的诉求", seed 000 §4.3) is kept as evidence of where the rule went, not as the rule.
+
+Known false positives: a sentence with the rule's action and object but about something else ("删除
+缓存前请确认" matches "删除前必须确认" on 删除+确认); a hedge word elsewhere in the clause lowers the
+force of the whole clause. Known false negatives: rules whose words are all outside the lexicon are
+matched on their own words only (fallback tokens), so a paraphrase with other words is missed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ctxaudit.engine.constraints import Clause
+from ctxaudit.engine.lexicon import CONCEPTS, CONCEPTS_BY_ID, FORCE_LEVEL, FORCE_NAMES_ZH, HARD_FORCES, Force, Kind
+
+KIND_WEIGHT = {Kind.ACTION: 2.0, Kind.OBJECT: 1.0, Kind.GENERIC: 0.5}
+TOPIC_FACTOR = 0.5  # concepts outside the governed part ("所有[写操作]必须记录日志")
+KEPT_COVERAGE = 0.75
+MIN_CLOSENESS = 0.2
+PENALTY = {"scope": 0.85, "threshold": 0.85, "generalised": 0.9, "narrowed": 0.75, "condition": 0.8}
+
+_CHILDREN: dict[str, tuple[str, ...]] = {}
+for _c in CONCEPTS:
+    if _c.parent and not _c.negates:
+        _CHILDREN[_c.parent] = (*_CHILDREN.get(_c.parent, ()), _c.id)
+_EQUIV: dict[str, frozenset[str]] = {}
+for _c in CONCEPTS:
+    if _c.negates and _c.parent:  # 保护隐私 ≈ 不输出敏感信息
+        _EQUIV[_c.id] = _EQUIV.get(_c.id, frozenset()) | {_c.parent}
+        _EQUIV[_c.parent] = _EQUIV.get(_c.parent, frozenset()) | {_c.id}
+
+_CJK = re.compile("[\u4e00-\u9fff]")
+
+
+def is_chinese(text: str) -> bool:
+    """True when the rule is written in Chinese (messages then come in Chinese and English)."""
+    return _CJK.search(text) is not None
+
+
+def related(cid: str) -> set[str]:
+    """The concept, its equivalents, its hypernym and its hyponyms: what retrieval should look for."""
+    out = {cid, *_EQUIV.get(cid, ())}
+    concept = CONCEPTS_BY_ID.get(cid)
+    if concept and concept.parent and not concept.negates:
+        out.add(concept.parent)
+    out.update(_CHILDREN.get(cid, ()))
+    return out
+
+
+def concept_weight(cid: str, fallback: dict[str, float]) -> float:
+    if cid in fallback:
+        return fallback[cid]
+    concept = CONCEPTS_BY_ID.get(cid)
+    return KIND_WEIGHT[concept.kind] if concept else 1.0
+
+
+def clause_weights(rc: Clause, fallback: dict[str, float]) -> dict[str, float]:
+    """Weight of each concept of a rule clause: governed part (core and condition) full, topic half."""
+    out = {}
+    for cid in rc.concepts:
+        w = concept_weight(cid, fallback)
+        if cid in rc.condition and rc.force in (Force.PROHIBITION, Force.RESTRICTION):
+            w *= TOPIC_FACTOR  # dropping an exception makes a prohibition stricter, not weaker
+        elif cid not in rc.core and cid not in rc.condition:
+            w *= TOPIC_FACTOR
+        out[cid] = w
+    return out
+
+
+@dataclass(slots=True)
+class ClauseDrift:
+    """How one rule clause fares in one window of text after compression."""
+
+    state: str  # "kept" | "weakened" | "reversed" | "absent"
+    strength: float
+    closeness: float  # how much of the rule's content the window names (0..1), force aside
+    force_after: Force
+    force_word_after: str
+    lost: list[str] = field(default_factory=list)
+    matched: list[Clause] = field(default_factory=list)  # the window's clauses that carry the match
+
+    @property
+    def forced(self) -> bool:
+        return self.state != "absent"
+
+
+def _surface(rule_text: str, rc: Clause, cid: str, base: int = 0) -> str:
+    span = rc.concepts.get(cid)
+    if span is None:
+        concept = CONCEPTS_BY_ID.get(cid)
+        return concept.zh if concept else cid.removeprefix("fb:")
+    return rule_text[span[0] - base : span[1] - base]
+
+
+def compare_clause(
+    rc: Clause,
+    rule_text: str,
+    window: list[Clause],
+    window_text: str,
+    window_base: int,
+    fallback: dict[str, float],
+) -> ClauseDrift | None:
+    """Compare rule clause `rc` (parsed from `rule_text`, offsets from 0) with the clauses of one
+    window of after-text (`window_text` starts at offset `window_base` of its message).
+
+    Returns None when the window does not name the rule's core (no match at all), else a
+    ClauseDrift. Pure function; no I/O.
+    """
+    weights = clause_weights(rc, fallback)
+    total = sum(weights.values())
+    if total <= 0:
+        return None
+    cand: dict[str, list[Clause]] = {}
+    for c in window:
+        for cid in c.concepts:
+            cand.setdefault(cid, []).append(c)
+
+    credit: dict[str, float] = {}
+    how: dict[str, tuple[str, str]] = {}  # cid -> ("exact"|"generalised"|"narrowed", cand cid)
+    for cid in rc.concepts:
+        if cid in cand:
+            credit[cid], how[cid] = 1.0, ("exact", cid)
+            continue
+        eq = next((e for e in _EQUIV.get(cid, ()) if e in cand), None)
+        if eq:
+            credit[cid], how[cid] = 1.0, ("exact", eq)
+            continue
+        concept = CONCEPTS_BY_ID.get(cid)
+        if concept and concept.parent and not concept.negates and concept.parent in cand:
+            credit[cid], how[cid] = 0.8, ("generalised", concept.parent)
+            continue
+        child = next((ch for ch in _CHILDREN.get(cid, ()) if ch in cand), None)
+        if child:
+            credit[cid], how[cid] = 0.7, ("narrowed", child)
+
+    # qualification: the governed part must be there (seed-drift R3: "写操作最好确认一下" names
+    # 写操作 but not 记录日志, so R3 is missing, not weakened)
+    core = [c for c in rc.core if concept_weight(c, fallback) > 0]
+    core_actions = [c for c in core if _kind(c) is Kind.ACTION]
+    core_objects = [c for c in core if _kind(c) is not Kind.ACTION and _kind(c) is not Kind.GENERIC]
+    matched_cands = {how[c][1] for c in credit}
+    carriers = [c for c in window if matched_cands & set(c.concepts)]
+    if core_actions and any(c in credit for c in core_actions):
+        pass
+    elif core_objects:
+        ow = sum(weights[c] for c in core_objects)
+        got = sum(weights[c] * credit.get(c, 0.0) for c in core_objects)
+        # without its action, a rule survives only as a bare object warning ("Be careful with card
+        # numbers"), never when the text acts on something else ("写操作最好确认一下" for 记录日志)
+        if ow <= 0 or got / ow < 0.5:
+            return None
+        if core_actions and any(c.actions for c in carriers):
+            return None
+    else:
+        return None
+
+    coverage = sum(weights[c] * credit.get(c, 0.0) for c in weights) / total
+    closeness = sum(weights[c] * (1.0 if how.get(c, ("", ""))[0] == "exact" else 0.5 if c in credit else 0.0) for c in weights) / total
+    if any(how.get(c, ("", ""))[0] == "exact" for c in core_actions):
+        closeness += 0.1
+    if closeness < MIN_CLOSENESS:
+        return None
+
+    zh = is_chinese(rule_text)
+    rule_level = FORCE_LEVEL[rc.force] or FORCE_LEVEL[Force.IMPERATIVE]
+    best = max(carriers, key=lambda c: FORCE_LEVEL[c.force], default=None)
+    force_after = best.force if best else Force.NONE
+    word_after = best.force_word if best else ""
+    if FORCE_LEVEL[force_after] == 0:
+        reversed_ = any(c.force is Force.PERMISSION for c in carriers) and rc.force in (*HARD_FORCES, Force.SHOULD)
+        if not reversed_:
+            return ClauseDrift("absent", 0.0, closeness, Force.NONE, "", [], carriers)
+        perm = next(c for c in carriers if c.force is Force.PERMISSION)
+        lost = [_fmt_reversed(rc, perm, zh)]
+        return ClauseDrift("reversed", 0.0, closeness, Force.PERMISSION, perm.force_word, lost, carriers)
+
+    lost: list[str] = []
+    factor = 1.0
+    ratio = min(1.0, FORCE_LEVEL[force_after] / rule_level)
+    if ratio < 1.0:
+        lost.append(_fmt_force(rc, force_after, word_after, zh))
+    # content dropped / generalised / narrowed
+    dropped = [c for c in rc.concepts if c not in credit and not c.startswith("fb:") and _kind(c) is not Kind.GENERIC]
+    if dropped:
+        names = "、".join(_surface(rule_text, rc, c) for c in dropped) if zh else ", ".join(_surface(rule_text, rc, c) for c in dropped)
+        lost.append(f"内容丢失：{names} / dropped: {names}" if zh else f"dropped: {names}")
+    gen = [c for c in credit if how[c][0] == "generalised"]
+    if gen:
+        factor *= PENALTY["generalised"]
+        lost.append(_fmt_pairs("对象泛化", "object generalised", rule_text, rc, gen, how, window_text, window_base, carriers, zh))
+    nar = [c for c in credit if how[c][0] == "narrowed"]
+    if nar:
+        factor *= PENALTY["narrowed"]
+        lost.append(_fmt_pairs("范围缩小", "scope narrowed", rule_text, rc, nar, how, window_text, window_base, carriers, zh))
+    hard_after = force_after in HARD_FORCES
+    if rc.scope and not hard_after and not any(c.scope for c in carriers):
+        factor *= PENALTY["scope"]
+        words = "、".join(dict.fromkeys(rc.scope))
+        lost.append(f"范围词丢失：{words} / scope dropped: {words}" if zh else f"scope dropped: {words}")
+    if rc.numbers:
+        have = {n for c in carriers for n in c.numbers}
+        gone = [n for n in rc.numbers if n not in have]
+        if gone:
+            factor *= PENALTY["threshold"]
+            lost.append(f"阈值丢失：{'、'.join(gone)} / threshold dropped: {', '.join(gone)}" if zh else f"threshold dropped: {', '.join(gone)}")
+    if rc.condition and rc.force not in (Force.PROHIBITION, Force.RESTRICTION) and not any(c in credit for c in rc.condition):
+        factor *= PENALTY["condition"]
+        lost.append(f"条件丢失：{rc.condition_text} / condition dropped: {rc.condition_text}" if zh else f"condition dropped: {rc.condition_text}")
+
+    strength = max(0.0, min(1.0, ratio * coverage * factor))
+    kept = ratio >= 1.0 and coverage >= KEPT_COVERAGE and not lost
+    if kept:
+        return ClauseDrift("kept", min(1.0, coverage), closeness, force_after, word_after, [], carriers)
+    return ClauseDrift("weakened", min(strength, 0.95), closeness, force_after, word_after, lost, carriers)
+
+
+def _kind(cid: str) -> Kind:
+    concept = CONCEPTS_BY_ID.get(cid)
+    return concept.kind if concept else Kind.OBJECT
+
+
+def _force_label(force: Force, word: str, zh: bool) -> str:
+    return word.strip() or (FORCE_NAMES_ZH[force] if zh else force.value)
+
+
+def _fmt_force(rc: Clause, after: Force, word_after: str, zh: bool) -> str:
+    before = _force_label(rc.force, rc.force_word, zh)
+    now = _force_label(after, word_after, zh)
+    names = f"{rc.force.value} → {after.value}"
+    if zh:
+        return f"强度降低：{before} → {now} / force lowered: {names}"
+    return f"force lowered: {before} → {now} ({names})"
+
+
+def _fmt_reversed(rc: Clause, perm: Clause, zh: bool) -> str:
+    before = _force_label(rc.force, rc.force_word, zh)
+    now = _force_label(perm.force, perm.force_word, zh)
+    if zh:
+        return f"含义反转：{before} → {now} / reversed: {rc.force.value} → permission"
+    return f"reversed: {before} → {now} ({rc.force.value} → permission)"
+
+
+def _fmt_pairs(
+    zh_label: str,
+    en_label: str,
+    rule_text: str,
+    rc: Clause,
+    cids: list[str],
+    how: dict[str, tuple[str, str]],
+    window_text: str,
+    window_base: int,
+    carriers: list[Clause],
+    zh: bool,
+) -> str:
+    sep = "、" if zh else ", "
+    before = sep.join(_surface(rule_text, rc, c) for c in cids)
+    targets = []
+    for c in cids:
+        target = how[c][1]
+        span = next((cl.concepts[target] for cl in carriers if target in cl.concepts), None)
+        word = window_text[span[0] - window_base : span[1] - window_base] if span else target
+        if word not in targets:
+            targets.append(word)
+    after = sep.join(targets)
+    return f"{zh_label}：{before} → {after} / {en_label}: {before} → {after}" if zh else f"{en_label}: {before} → {after}"

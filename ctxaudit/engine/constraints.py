@@ -1,0 +1,433 @@
+"""The constraint model: what a rule (or any sentence) forbids or requires, of what, how strongly.
+
+A text is cut into clauses (at ，,；;。!?: and line ends; "、" enumerations stay inside a clause).
+Each `Clause` carries
+- `force`: the strongest directive marker it holds (lexicon.Force; "不得不" is an obligation, a
+  question has none, "助手表示不能删除" is reported speech and has none, a bare "Log account
+  changes." is an imperative);
+- `concepts`: lexicon concepts (actions and objects, Chinese and English folded together) plus,
+  for rules, fallback tokens for words the lexicon does not know;
+- `core`: the concepts the force governs — after the marker ("禁止[删除订单]", "所有写操作必须[记录日志]"),
+  or before it when nothing follows ("Deleting orders is forbidden");
+- `scope` (任何/所有/any/every), `condition` (concepts after 除非/未经/without…), `numbers` ($100).
+
+Matching is done with one Aho–Corasick automaton over folded text (width and case folded, length
+kept, so offsets stay valid in the original string): linear in the text, no regex alternation.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import ahocorasick
+
+from ctxaudit.engine.lexicon import (
+    CONCEPTS,
+    CONCEPTS_BY_ID,
+    CONDITION_MARKERS,
+    EN_STOPWORDS,
+    EN_SUFFIXES,
+    FORCE_MARKERS,
+    NEUTRAL_SURFACES,
+    ONE_OFF_MARKERS,
+    REPORTING_VERBS,
+    SCOPE_WORDS,
+    STANDING_MARKERS,
+    Force,
+    Kind,
+)
+
+# --- folding -------------------------------------------------------------------------------------
+
+_WIDE = re.compile("[\uff01-\uff5e\u3000\u2018\u2019]")
+_WIDE_TABLE = {i: i - 0xFEE0 for i in range(0xFF01, 0xFF5F)} | {0x3000: 0x20, 0x2018: 0x27, 0x2019: 0x27}
+
+
+def fold(text: str) -> str:
+    """Lower-case and fold full-width ASCII to half width, keeping the length (so offsets into the
+    folded text are offsets into `text`): "禁止ＤＥＬＥＴＥ，" → "禁止delete,"."""
+    low = text.lower()
+    if len(low) != len(text):  # rare: "İ".lower() is two code points
+        low = "".join(c if len(c) == 1 else ch for ch, c in ((ch, ch.lower()) for ch in text))
+    if _WIDE.search(low):
+        low = low.translate(_WIDE_TABLE)
+    return low
+
+
+# --- the matcher ---------------------------------------------------------------------------------
+
+# Tag categories carried by a surface.
+CONCEPT, FORCE, SCOPE, COND, REPORT, NEUTRAL, STANDING, ONE_OFF = "C", "F", "S", "K", "R", "N", "T", "O"
+
+_WORD, _STEM_E, _STEM_Y = 0, 1, 2
+_STEM_E_SUFFIXES = frozenset(("ing", "ion", "ions", "ed", "es", "er", "ers", "ation", "ations", "ive", "able"))
+_STEM_Y_SUFFIXES = frozenset(("ies", "ied", "ication", "ications", "ier"))
+_DOUBLED = frozenset(("ed", "ing", "er", "ers"))
+
+
+def _is_ascii_word_char(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    start: int
+    end: int
+    tags: tuple[tuple[str, str], ...]  # (category, value): ("C", "delete"), ("F", "prohibition")…
+
+
+class Matcher:
+    """Finds lexicon surfaces (and extra fallback tokens) in folded text, leftmost-longest.
+
+    English surfaces need a word boundary on the left and an inflection suffix (or nothing) on the
+    right; Chinese surfaces match anywhere. Build one per rule set (`matcher_for`); it is immutable.
+    """
+
+    def __init__(self, extra: dict[str, tuple[str, float]] | None = None) -> None:
+        table = dict(_base_table())
+        self.fallback_weight: dict[str, float] = {}
+        for token, (cid, weight) in (extra or {}).items():
+            self.fallback_weight[cid] = weight
+            for surface, mode in _english_forms(token) if token[:1].isascii() else ((token, _WORD),):
+                table.setdefault(surface, []).append(((CONCEPT, cid), mode))
+        auto = ahocorasick.Automaton()
+        for surface, entries in table.items():
+            auto.add_word(surface, (len(surface), surface[0].isascii(), tuple(entries)))
+        auto.make_automaton()
+        self._auto = auto
+
+    def scan(self, folded: str, start: int = 0, end: int | None = None) -> list[Hit]:
+        """Hits in folded[start:end] (offsets into `folded`), leftmost-longest, boundaries checked."""
+        end = len(folded) if end is None else end
+        out: list[Hit] = []
+        n = len(folded)
+        for last, (length, ascii_surface, entries) in self._auto.iter_long(folded, start, end):
+            s = last - length + 1
+            e = last + 1
+            if ascii_surface:
+                if s > 0 and _is_ascii_word_char(folded[s - 1]) and _is_ascii_word_char(folded[s]):
+                    continue
+                j = e
+                while j < n and j - e <= 8 and folded[j].isascii() and folded[j].isalpha():
+                    j += 1
+                suffix = folded[e:j]
+                tags = tuple(tag for tag, mode in entries if _suffix_ok(folded[s:e], suffix, mode))
+                if not tags:
+                    continue
+                e = j
+            else:
+                tags = tuple(tag for tag, _ in entries)
+            out.append(Hit(s, e, tags))
+        return out
+
+
+def _suffix_ok(surface: str, suffix: str, mode: int) -> bool:
+    if not surface[-1].isalpha():
+        return suffix == ""
+    if mode == _WORD:
+        return suffix in EN_SUFFIXES or suffix in ("n", "en") or (suffix[:1] == surface[-1] and suffix[1:] in _DOUBLED)
+    if mode == _STEM_E:
+        return suffix in _STEM_E_SUFFIXES
+    return suffix in _STEM_Y_SUFFIXES
+
+
+def _english_forms(surface: str) -> list[tuple[str, int]]:
+    forms = [(surface, _WORD)]
+    if " " not in surface and len(surface) > 3 and surface.isalpha():
+        if surface.endswith("e"):
+            forms.append((surface[:-1], _STEM_E))
+        elif surface.endswith("y"):
+            forms.append((surface[:-1], _STEM_Y))
+    return forms
+
+
+@lru_cache(maxsize=1)
+def _base_table() -> tuple[tuple[str, list[tuple[tuple[str, str], int]]], ...]:
+    table: dict[str, list[tuple[tuple[str, str], int]]] = {}
+
+    def add(surface: str, tag: tuple[str, str]) -> None:
+        surface = fold(surface)
+        forms = _english_forms(surface) if surface[:1].isascii() else [(surface, _WORD)]
+        for form, mode in forms:
+            entries = table.setdefault(form, [])
+            if (tag, mode) not in entries:
+                entries.append((tag, mode))
+
+    for concept in CONCEPTS:
+        for s in concept.surfaces:
+            add(s, (CONCEPT, concept.id))
+    for force, surfaces in FORCE_MARKERS.items():
+        for s in surfaces:
+            add(s, (FORCE, force.value))
+    for s in SCOPE_WORDS:
+        add(s, (SCOPE, s))
+    for s in CONDITION_MARKERS:
+        add(s, (COND, s))
+    for s in REPORTING_VERBS:
+        add(s, (REPORT, s))
+    for s in STANDING_MARKERS:
+        add(s, (STANDING, s))
+    for s in ONE_OFF_MARKERS:
+        add(s, (ONE_OFF, s))
+    for s in NEUTRAL_SURFACES:
+        add(s, (NEUTRAL, s))
+    return tuple((k, v) for k, v in table.items())
+
+
+@lru_cache(maxsize=1)
+def base_matcher() -> Matcher:
+    """The lexicon-only matcher (no fallback tokens)."""
+    return Matcher()
+
+
+# --- fallback tokens -----------------------------------------------------------------------------
+
+_EN_TOKEN = re.compile(r"[a-z0-9_][a-z0-9_\-./]*[a-z0-9_]|[a-z0-9]")
+_CJK_RUN = re.compile("[\u4e00-\u9fff]+")
+
+
+def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
+    """Words of `text` the lexicon does not cover, as extra matchable tokens → (concept id, weight).
+
+    English: content words (≥ 3 letters, not stop words) and identifiers ("ai.md", weight 1.5).
+    Chinese: character bigrams of runs the lexicon leaves uncovered (weight 0.5 each).
+    """
+    folded = fold(text)
+    covered = bytearray(len(folded))
+    for h in base_matcher().scan(folded):
+        for i in range(h.start, h.end):
+            covered[i] = 1
+    out: dict[str, tuple[str, float]] = {}
+    for m in _EN_TOKEN.finditer(folded):
+        tok = m.group().strip(".-/")
+        if not tok or any(covered[m.start() : m.end()]):
+            continue
+        ident = any(c in tok for c in "._/") or any(c.isdigit() for c in tok)
+        if tok.isdigit():
+            continue
+        if not ident and (len(tok) < 3 or tok in EN_STOPWORDS):
+            continue
+        out[tok] = ("fb:" + tok, 1.5 if ident else 1.0)
+    for m in _CJK_RUN.finditer(folded):
+        run = [ch if not covered[m.start() + i] else " " for i, ch in enumerate(m.group())]
+        for part in "".join(run).split():
+            for i in range(len(part) - 1):
+                bigram = part[i : i + 2]
+                out.setdefault(bigram, ("fb:" + bigram, 0.5))
+    return out
+
+
+# --- clauses -------------------------------------------------------------------------------------
+
+# Clause ends: Chinese and ASCII punctuation (after folding), line ends, and an English full stop
+# followed by a space. A comma inside a number ("$1,000") does not end a clause.
+_CLAUSE_END = re.compile(r"[。！？；;!?\n:：]|,(?!\d)|(?<=[^\s\d])\.(?=\s|$)")
+_SENTENCE_END = re.compile(r"[。！？；;!?\n:：]|(?<=[^\s\d])\.(?=\s|$)")
+_NUMBER = re.compile(r"[$¥￥€£]?\d[\d,]*(?:\.\d+)?%?")
+_LEAD = re.compile(r"[\s\-*•>#]*(?:\(?\d+[.)、]|[一二三四五六七八九十]+、|（\d+）)?\s*(?:请|please\s+)?")
+_OPEN_QUOTES = "“\"「『'‘《"
+_CLOSE_FOR = {"“": "”", '"': '"', "「": "」", "『": "』", "'": "'", "‘": "’", "《": "》"}
+
+# Which force wins when a clause holds several (see Clause.force).
+_PRIORITY = (Force.PROHIBITION, Force.RESTRICTION, Force.OBLIGATION, Force.SHOULD, Force.PERMISSION)
+_HEDGES = (Force.ADVICE, Force.CAUTION)
+
+
+@dataclass(slots=True)
+class Clause:
+    """One clause of a parsed text. Offsets are into the text given to `parse` (plus `base`)."""
+
+    start: int
+    end: int
+    force: Force = Force.NONE
+    force_word: str = ""
+    concepts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    core: frozenset[str] = frozenset()
+    scope: tuple[str, ...] = ()
+    condition: frozenset[str] = frozenset()
+    condition_text: str = ""
+    numbers: tuple[str, ...] = ()
+    sentence: int = 0
+    reported: bool = False
+    question: bool = False
+    inherited: bool = False
+
+    @property
+    def actions(self) -> set[str]:
+        return {c for c in self.concepts if _kind(c) is Kind.ACTION}
+
+
+def _kind(cid: str) -> Kind:
+    concept = CONCEPTS_BY_ID.get(cid)
+    return concept.kind if concept else Kind.OBJECT
+
+
+def parse(text: str, matcher: Matcher | None = None, *, base: int = 0, folded: str | None = None) -> list[Clause]:
+    """Cut `text` into clauses and read each clause's constraint (see module docstring).
+
+    base: added to every offset (to parse a slice of a longer message and keep message offsets);
+    folded: fold(text) when the caller has it. Clauses without concepts and force are dropped.
+    """
+    matcher = matcher or base_matcher()
+    f = fold(text) if folded is None else folded
+    hits = matcher.scan(f)
+    # clause boundaries
+    bounds: list[tuple[int, int, str]] = []
+    pos = 0
+    for m in _CLAUSE_END.finditer(f):
+        bounds.append((pos, m.start(), m.group()))
+        pos = m.end()
+    if pos < len(f):
+        bounds.append((pos, len(f), ""))
+    sentence_ends = [m.start() for m in _SENTENCE_END.finditer(f)]
+    hit_starts = [h.start for h in hits]
+    clauses: list[Clause] = []
+    for cs, ce, delim in bounds:
+        if not f[cs:ce].strip():
+            continue
+        lo = bisect_right(hit_starts, cs - 1)
+        hi = bisect_right(hit_starts, ce - 1)
+        chits = [h for h in hits[lo:hi] if h.end <= ce]
+        clause = _read_clause(text, f, cs, ce, chits)
+        clause.sentence = bisect_right(sentence_ends, cs - 1)
+        # a question ends with ?; its clauses are asked, not ordered
+        qpos = _SENTENCE_END.search(f, ce)
+        clause.question = delim == "?" or (qpos is not None and qpos.group() == "?" and "\n" not in f[ce : qpos.start()])
+        if clause.question:
+            clause.force, clause.force_word = Force.NONE, ""
+        clauses.append(clause)
+    _inherit(clauses)
+    out = [c for c in clauses if c.concepts or c.force is not Force.NONE]
+    if base:
+        for c in out:
+            c.start += base
+            c.end += base
+            c.concepts = {k: (s + base, e + base) for k, (s, e) in c.concepts.items()}
+    return out
+
+
+def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause:
+    clause = Clause(cs, ce)
+    # reported speech: "助手表示不能删除" → markers after the reporting verb are suppressed, unless the
+    # verb introduces a quote and the marker comes after the quote ("用户说“已授权”不能替代…").
+    suppressed: list[tuple[int, int]] = []
+    for h in hits:
+        if any(cat == REPORT for cat, _ in h.tags):
+            j = h.end
+            while j < ce and f[j] == " ":
+                j += 1
+            if j < ce and f[j] in _OPEN_QUOTES:
+                close = f.find(_CLOSE_FOR[f[j]], j + 1, ce)
+                suppressed.append((h.start, close + 1 if close >= 0 else ce))
+            else:
+                suppressed.append((h.start, ce))
+    markers: list[tuple[int, Force, str]] = []
+    scope: list[str] = []
+    cond_at = -1
+    for h in hits:
+        for cat, val in h.tags:
+            if cat == FORCE:
+                if any(a <= h.start < b for a, b in suppressed):
+                    clause.reported = True
+                    continue
+                markers.append((h.start, Force(val), text[h.start : h.end]))
+            elif cat == CONCEPT:
+                clause.concepts.setdefault(val, (h.start, h.end))
+            elif cat == SCOPE:
+                scope.append(text[h.start : h.end])
+            elif cat == COND and cond_at < 0:
+                cond_at = h.start
+    # "用户需要…" / "the customer needs…" is narrative, not an obligation
+    markers = [m for m in markers if not (m[1] is Force.SHOULD and _after_third_party(f, cs, m[0], clause))]
+    force, word, at = _pick_force(markers)
+    if force is Force.NONE and not clause.reported:
+        force, word, at = _imperative(f, text, cs, ce, hits)
+    clause.force, clause.force_word = force, word
+    clause.scope = tuple(scope)
+    clause.numbers = tuple(m.group().rstrip(",.") for m in _NUMBER.finditer(f, cs, ce))
+    if cond_at >= 0:
+        clause.condition = frozenset(c for c, (s, _) in clause.concepts.items() if s >= cond_at)
+        clause.condition_text = text[cond_at:ce].strip()
+    after = {c for c, (s, _) in clause.concepts.items() if s >= at and c not in clause.condition}
+    if force is Force.IMPERATIVE or at < 0:
+        after = set(clause.concepts) - set(clause.condition)
+    clause.core = frozenset(after or (set(clause.concepts) - set(clause.condition)) or clause.concepts)
+    return clause
+
+
+def _after_third_party(f: str, cs: int, at: int, clause: Clause) -> bool:
+    window = f[max(cs, at - 6) : at]
+    if re.search(r"(he|she|they|customer|user|client)s?\s*$", window):
+        return True
+    user = clause.concepts.get("user")
+    return user is not None and 0 <= at - user[1] <= 1
+
+
+def _pick_force(markers: list[tuple[int, Force, str]]) -> tuple[Force, str, int]:
+    """A hedge before a hard marker wins ("最好不要删除" is advice, "try to never" too); otherwise
+    prohibition > restriction > (hedge) > obligation > should > permission."""
+    if not markers:
+        return Force.NONE, "", -1
+    first_hedge = next((m for m in markers if m[1] in _HEDGES), None)
+    prohibitions = [m for m in markers if m[1] is Force.PROHIBITION]
+    if prohibitions and (first_hedge is None or first_hedge[0] > prohibitions[0][0]):
+        return prohibitions[0][1], prohibitions[0][2], prohibitions[0][0]
+    restrictions = [m for m in markers if m[1] is Force.RESTRICTION]
+    if restrictions:
+        return restrictions[0][1], restrictions[0][2], restrictions[0][0]
+    if first_hedge is not None:
+        return first_hedge[1], first_hedge[2], first_hedge[0]
+    for force in _PRIORITY[2:]:
+        for m in markers:
+            if m[1] is force:
+                return m[1], m[2], m[0]
+    return Force.NONE, "", -1
+
+
+def _imperative(f: str, text: str, cs: int, ce: int, hits: list[Hit]) -> tuple[Force, str, int]:
+    """A clause that opens with an action verb (or 请/please) is a bare directive: "Log account changes."."""
+    lead = _LEAD.match(f, cs, ce)
+    start = lead.end() if lead else cs
+    polite = lead is not None and ("请" in lead.group() or "please" in lead.group())
+    for h in hits:
+        if h.start < start:
+            continue
+        if h.start == start and any(cat == CONCEPT and _kind(v) is Kind.ACTION for cat, v in h.tags):
+            nxt = f[h.end : h.end + 1]
+            if nxt in ("了", "过", "着"):
+                return Force.NONE, "", -1
+            if f[h.start].isascii() and f[h.start : h.end].endswith(("ed", "ing")):
+                return Force.NONE, "", -1
+            return Force.IMPERATIVE, text[h.start : h.end], h.start
+        break
+    if polite:
+        word = "please" if "please" in lead.group() else "请"  # type: ignore[union-attr]
+        return Force.IMPERATIVE, word, start
+    return Force.NONE, "", -1
+
+
+def _inherit(clauses: list[Clause]) -> None:
+    """A forceless clause takes the force of the clause before it in the same sentence ("Never
+    reveal X, Y, or Z"), or of a force-only clause in that sentence ("删除订单，需谨慎")."""
+    by_sentence: dict[int, list[Clause]] = {}
+    for c in clauses:
+        by_sentence.setdefault(c.sentence, []).append(c)
+    for group in by_sentence.values():
+        lenders = [c for c in group if c.force is not Force.NONE and not c.concepts]
+        prev: Clause | None = None
+        for c in group:
+            if c.force is Force.NONE and c.concepts and not c.reported and not c.question:
+                source = prev if prev is not None and prev.force is not Force.NONE else (lenders[0] if lenders else None)
+                if source is not None:
+                    c.force, c.force_word, c.inherited = source.force, source.force_word, True
+                    if source.scope and not c.scope:
+                        c.scope = source.scope
+            prev = c
+
+
+def text_has(folded: str, category: str, matcher: Matcher | None = None) -> list[str]:
+    """Surfaces of one tag category found in folded text (e.g. STANDING markers)."""
+    return [val for h in (matcher or base_matcher()).scan(folded) for cat, val in h.tags if cat == category]

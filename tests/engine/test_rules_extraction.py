@@ -1,0 +1,75 @@
+"""Rule extraction: system-message rules and the user's standing instructions (issue 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxaudit.engine.rules import extract_rules, is_standing, rule_id_for
+from tests.engine.helpers import SYSTEM_ZH, ctx
+
+
+def test_it_extracts_the_numbered_rules_of_a_system_message() -> None:
+    rules = extract_rules(ctx(("system", SYSTEM_ZH), ("user", "帮我查订单 10086 的状态")))
+    assert [r.text for r in rules] == [
+        "只能查询订单，禁止新增、修改、删除订单。",
+        "禁止输出用户手机号、身份证号等敏感字段。",
+        "所有写操作必须记录日志。",
+        "用户说“已授权”不能替代管理员二次确认。",
+    ]
+    assert {r.source for r in rules} == {"system"}
+
+
+def test_it_extracts_english_rules_and_skips_role_descriptions() -> None:
+    system = (
+        "You are the billing assistant for an online store.\nRules:\n1. Never issue a refund above $100 "
+        "without a manager approval ticket.\n2. Always log every account change.\nBe friendly. You must not reveal card numbers."
+    )
+    texts = [r.text for r in extract_rules(ctx(("developer", system)))]
+    assert texts == [
+        "Never issue a refund above $100 without a manager approval ticket.",
+        "Always log every account change.",
+        "You must not reveal card numbers.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "standing"),
+    [
+        ("Always use AI.md for programming rules.", True),  # real claude-md-exports session
+        ("Never push to main.", True),
+        ("From now on, answer in English.", True),
+        ("以后都用中文回答。", True),
+        ("每次提交前运行测试。", True),
+        ("你必须用中文回答。", True),
+        ("Don't code yet.", False),  # one-off: about this turn
+        ("Do not code yet, before brainstorm", False),
+        ("先不要写代码。", False),
+        ("不要改这个文件。", False),
+        ("implement option A", False),
+        ("Can you always use tabs?", False),
+        ("It always fails on CI.", False),
+    ],
+)
+def test_it_tells_standing_instructions_from_one_off_requests(sentence: str, standing: bool) -> None:
+    assert is_standing(sentence) is standing
+
+
+def test_it_extracts_standing_instructions_from_user_messages_only() -> None:
+    context = ctx(
+        ("user", "Always use AI.md for coding rules. Check previous talks in doc/chats. Don't code yet. Show me solution"),
+        ("assistant", "Always happy to help. I must read AI.md first."),
+        ("user", "This session is being continued from a previous conversation. Always use tabs."),
+        ("user", "<ide_selection>Never touch this line</ide_selection> fix the bug"),
+    )
+    rules = extract_rules(context)
+    assert [(r.text, r.source) for r in rules] == [("Always use AI.md for coding rules.", "user")]
+
+
+def test_it_gives_the_same_id_to_the_same_normalised_text() -> None:
+    assert rule_id_for("禁止删除订单。") == rule_id_for(" 禁止 删除订单 ") == rule_id_for("禁止删除订单！")
+    assert rule_id_for("Never delete orders.") == rule_id_for("NEVER delete orders")
+    assert rule_id_for("禁止删除订单") != rule_id_for("禁止修改订单")
+    assert rule_id_for("禁止删除订单").startswith("X-") and len(rule_id_for("x")) == 10
+    first = extract_rules(ctx(("system", "1. 禁止删除订单。")))[0]
+    again = extract_rules(ctx(("system", "规则：\n- 禁止删除订单")))[0]
+    assert first.id == again.id

@@ -63,7 +63,7 @@ def test_it_has_no_inline_script_in_templates() -> None:
 
 def test_it_passes_check_deploy_with_production_settings(tmp_path) -> None:
     env = {
-        **{k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE")},
+        **{k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")},
         "DEBUG": "false",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "ctxaudit.example.com",

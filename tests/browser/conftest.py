@@ -28,16 +28,17 @@ def _require(ok: bool, why: str) -> None:
         pytest.skip(why)
 
 
-@pytest.fixture(scope="session")
-def chromium_browser() -> Iterator[object]:
+@pytest.fixture
+def chromium_browser(monkeypatch) -> Iterator[object]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         _require(False, "playwright is not installed (pip install -e '.[test]')")
     _require(Path(CHROMIUM).exists(), f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
     # Playwright's sync API runs an event loop in this thread; Django's ORM calls from the test
-    # body are still synchronous and safe here.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    # body are still synchronous and safe here. Scoped to the test (monkeypatch) so it never
+    # leaks into other tests or their subprocesses.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
         yield browser

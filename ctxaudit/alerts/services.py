@@ -142,10 +142,16 @@ def _order_key(sequence: int | None, occurred_at: datetime, pk: int) -> tuple[in
 
 
 def decay_compressions(event: Event, rule_id: str) -> int:
-    """How many compressions of the event's session, up to this one, weakened or dropped `rule_id`."""
+    """How many compressions of the event's session, up to this one, weakened or dropped `rule_id`:
+    the larger of our own count and the `data.compressions` the timelines wrote with the finding."""
+    declared = [
+        f.get("data", {}).get("compressions") or 0
+        for f in (event.report or {}).get("findings", [])
+        if f.get("kind") == kinds.RULE_DECAY and f.get("rule_id") == rule_id
+    ]
     hit = set(
         RuleOutcome.objects.filter(event__session_id=event.session_id, rule_id=rule_id)
-        .exclude(state="retained")
+        .filter(~Q(state="retained") | Q(strength__lt=1.0))
         .values_list("event_id", flat=True)
     )
     hit |= set(
@@ -157,7 +163,8 @@ def decay_compressions(event: Event, rule_id: str) -> int:
     )
     here = _order_key(event.sequence, event.occurred_at, event.pk)
     rows = Event.objects.filter(pk__in=hit).values_list("pk", "sequence", "occurred_at")
-    return sum(1 for pk, seq, at in rows if _order_key(seq, at, pk) <= here)
+    counted = sum(1 for pk, seq, at in rows if _order_key(seq, at, pk) <= here)
+    return max([counted, *(int(d) for d in declared if isinstance(d, int | float))])
 
 
 def alerts_for_event(event_id: int) -> list[Alert]:
@@ -251,15 +258,13 @@ def alert_raise(
     reason = None
     if created:
         reason = "opened"
-        AlertActivity.objects.create(alert=alert, kind=AlertActivity.Kind.OPENED, event=event, text=f"opened by event {event.pk}")
+        AlertActivity.objects.create(alert=alert, kind=AlertActivity.Kind.OPENED, event=event)
     elif alert.status == Alert.Status.RESOLVED:
         reason = "regression"
         alert.status = Alert.Status.OPEN
         alert.is_regression = True
         alert.resolved_at = None
-        AlertActivity.objects.create(
-            alert=alert, kind=AlertActivity.Kind.REGRESSION, event=event, text=f"reopened as a regression by event {event.pk}"
-        )
+        AlertActivity.objects.create(alert=alert, kind=AlertActivity.Kind.REGRESSION, event=event, text="a resolved alert fired again")
     alert.save()
     if reason and not alert.is_muted:
         deliveries_create(alert=alert, event=event, reason=reason)

@@ -3,7 +3,7 @@ members read, ops/admin change (403 otherwise), outsiders get 404."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
@@ -142,6 +142,14 @@ def alert_mute(request: HttpRequest, alert_id: int) -> HttpResponse:
     raw = request.POST.get("hours", "")
     if raw == "unmute":
         until = None
+    elif request.POST.get("until"):
+        try:
+            until = datetime.fromisoformat(request.POST["until"])
+        except ValueError:
+            return HttpResponseBadRequest("until must be a date and time, e.g. 2026-12-01T09:00")
+        until = until.replace(tzinfo=UTC) if until.tzinfo is None else until  # the form says UTC
+        if until <= timezone.now():
+            return HttpResponseBadRequest("until must be in the future")
     else:
         try:
             hours = int(raw)

@@ -167,3 +167,14 @@ def test_it_delegates_evaluation_to_the_service(alice) -> None:
     ev = checked_event(findings=[MISSING_R1])
     alerts_evaluate_task.apply(args=[ev.pk])
     assert Alert.objects.get().count == 1
+
+
+def test_it_trusts_the_compressions_the_timelines_declare(alice) -> None:
+    """The timelines write data.compressions with a rule_decay finding (event.report)."""
+    from ctxaudit.ingest.models import Event
+
+    ev = checked_event(findings=[("rule_decay", "high", "R1", "Rule R1 weakened across 3 compressions in a row")], sequence=3)
+    assert alerts_for_event(ev.pk) == []  # no outcomes, nothing declared: 1 compression < 2
+    report = {"findings": [{"kind": "rule_decay", "rule_id": "R1", "severity": "high", "data": {"compressions": 3}}]}
+    Event.objects.filter(pk=ev.pk).update(report=report)
+    assert [a.kind for a in alerts_for_event(ev.pk)] == ["rule_decay"]

@@ -156,3 +156,17 @@ def test_it_shows_open_alerts_by_severity_in_the_nav(client, alice, alert) -> No
 
 def test_it_requires_login(client, alert) -> None:
     assert client.get("/alerts/").status_code == 302
+
+
+def test_it_mutes_until_a_time_and_unmutes(client, olga, alert) -> None:
+    c = login(client, olga)
+    assert c.post(f"/alerts/{alert.pk}/mute/", {"until": "2001-01-01T00:00"}).status_code == 400
+    assert c.post(f"/alerts/{alert.pk}/mute/", {"until": "2099-12-01T09:30"}).status_code == 302
+    alert.refresh_from_db()
+    assert alert.muted_until.isoformat() == "2099-12-01T09:30:00+00:00"
+    assert "muted until 2099-12-01 09:30" in c.get(f"/alerts/{alert.pk}/").content.decode()
+    assert "critical" not in c.get("/alerts/summary/").content.decode()  # muted: out of the nav counts
+    assert c.post(f"/alerts/{alert.pk}/mute/", {"hours": "unmute"}).status_code == 302
+    alert.refresh_from_db()
+    assert alert.muted_until is None
+    assert list(alert.activities.values_list("kind", flat=True))[-2:] == ["muted", "unmuted"]

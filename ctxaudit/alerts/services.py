@@ -124,17 +124,11 @@ def channel_set_enabled(*, channel: Channel, enabled: bool) -> Channel:
 # --- evaluation ------------------------------------------------------------------------------
 
 
-def _rule_severities(event: Event) -> dict[str, str]:
-    sev = {sr.rule_id: sr.severity for sr in SessionRule.objects.filter(session_id=event.session_id)}
-    sev.update({r["id"]: r.get("severity", "high") for r in event.rules if "id" in r})
-    return sev
-
-
-def _rule_texts(event: Event) -> dict[str, str]:
-    texts = {sr.rule_id: sr.text for sr in SessionRule.objects.filter(session_id=event.session_id)}
-    texts.update({r["id"]: r.get("text", "") for r in event.rules if "id" in r})
-    texts.update(dict(RuleOutcome.objects.filter(event=event).values_list("rule_id", "text")))
-    return texts
+def _rules_of(event: Event) -> dict[str, tuple[str, str]]:
+    """{rule_id: (severity, text)} of the rules in force for the event (its own win over the session's)."""
+    rules = {sr.rule_id: (sr.severity, sr.text) for sr in SessionRule.objects.filter(session_id=event.session_id)}
+    rules.update({r["id"]: (r.get("severity", "high"), r.get("text", "")) for r in event.rules if "id" in r})
+    return rules
 
 
 def _order_key(sequence: int | None, occurred_at: datetime, pk: int) -> tuple[int, datetime, int]:
@@ -184,7 +178,7 @@ def alerts_for_event(event_id: int) -> list[Alert]:
     findings = list(Finding.objects.filter(event=event, kind__in=list(conditions)).order_by("id"))
     if not findings:
         return []
-    rule_sev = _rule_severities(event)
+    rules = _rules_of(event)
     groups: dict[tuple[str, str], list[tuple[Finding, str]]] = defaultdict(list)
     for kind, cond in conditions.items():
         qualifying = []
@@ -193,7 +187,7 @@ def alerts_for_event(event_id: int) -> list[Alert]:
                 continue
             sev = f.severity
             if kind in kinds.RULE_SEVERITY_KINDS and f.rule_id:
-                sev = kinds.max_severity(sev, rule_sev.get(f.rule_id))
+                sev = kinds.max_severity(sev, rules.get(f.rule_id, ("", ""))[0])
             if kinds.severity_rank(sev) < kinds.severity_rank(cond.min_severity):
                 continue
             if kind == kinds.RULE_DECAY and cond.min_compressions and f.rule_id:
@@ -206,7 +200,6 @@ def alerts_for_event(event_id: int) -> list[Alert]:
             continue
         for f, sev in qualifying:
             groups[(f.rule_id or "", kind)].append((f, sev))
-    texts = _rule_texts(event) if groups else {}
     fed = []
     for (rule_id, kind), items in groups.items():
         severity = kinds.max_severity(*(s for _, s in items))
@@ -217,7 +210,7 @@ def alerts_for_event(event_id: int) -> list[Alert]:
             rule_id=rule_id,
             severity=severity,
             message=items[0][0].message,
-            rule_text=texts.get(rule_id, "") if rule_id else "",
+            rule_text=rules.get(rule_id, ("", ""))[1] if rule_id else "",
         )
         if alert is not None:
             fed.append(alert)

@@ -23,6 +23,9 @@ from ctxaudit.projects.access import projects_for_user, session_for_user
 from ctxaudit.timelines.selectors import RuleTimeline, SessionTimeline, TimelineEvent, decay_overview, session_timeline
 
 RULES_PER_PAGE = 10
+# A chart page holds at most about this many points (charts + table views), so that a session of
+# 500 compressions renders 5 rule charts a page instead of 10: the page stays fast whatever the size.
+POINTS_PER_PAGE = 2500
 
 # Chart geometry, in SVG user units (1 unit = 1 CSS px at the SVG's natural width).
 LEFT, RIGHT, TOP, BOTTOM = 48, 24, 34, 30
@@ -72,9 +75,14 @@ def _seq_label(e: TimelineEvent) -> str:
     return str(e.sequence) if e.sequence is not None else f"#{e.id}"
 
 
-def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline]) -> tuple[Axis, list[RuleChart]]:
+def rules_per_page(n_events: int) -> int:
+    return max(1, min(RULES_PER_PAGE, POINTS_PER_PAGE // max(n_events, 1)))
+
+
+def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline], *, offset: int = 0) -> tuple[Axis, list[RuleChart]]:
     """Chart geometry for `rules` of `tl`: every chart shares the session's x axis (one column per
-    event in session order) and a 0..1 strength y axis."""
+    event in session order) and a 0..1 strength y axis. `offset`: index of rules[0] in tl.rules
+    (chart ids are rule-<index in the session>, stable across pages)."""
     n = len(tl.events)
     step = min(STEP_MAX, max(STEP_MIN, FIT_WIDTH / max(n - 1, 1)))
     width = round(LEFT + step * max(n - 1, 0) + RIGHT, 1)
@@ -122,8 +130,9 @@ def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline]) -> tuple[Axi
             y = round(TOP + (1 - p.strength) * PLOT_H, 1)
             current.append(f"{x},{y}")
             label = f"Rule {rule.rule_id}, compression {row['seq']}: {p.state}, strength {row['strength']}"
+            # Coordinates as text: a float would go through number localisation, per point.
             markers.append(
-                {**row, "x": x, "y": y, "decay": p.decay, "label": label + (f" ({flags})" if flags else "") + ". Opens the event's diff."}
+                {**row, "x": f"{x:.1f}", "y": f"{y:.1f}", "decay": p.decay, "label": label + (f" ({flags})" if flags else "") + ". Opens the event's diff."}
             )
         if current:
             segments.append(" ".join(current))
@@ -132,7 +141,7 @@ def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline]) -> tuple[Axi
             if first is not None:
                 mx = round(LEFT + first.event.index * step, 1)
                 marks.append(Mark(mx, f"first {kind}", kind, "end" if mx > width / 2 else "start", label_y))
-        charts.append(RuleChart(rule, f"rule-{k}", width, axis.height, points, markers, segments, marks, _summary(rule)))
+        charts.append(RuleChart(rule, f"rule-{offset + k}", width, axis.height, points, markers, segments, marks, _summary(rule)))
     return axis, charts
 
 
@@ -161,9 +170,12 @@ def _summary(rule: RuleTimeline) -> str:
 def session_detail(request: HttpRequest, session_pk: int) -> HttpResponse:
     session = session_for_user(request.user, session_pk)
     tl = session_timeline(session)
-    page = Paginator(tl.rules, RULES_PER_PAGE).get_page(request.GET.get("rules_page"))
-    axis, charts = timeline_charts(tl, list(page.object_list))
+    per_page = rules_per_page(len(tl.events))
+    page = Paginator(tl.rules, per_page).get_page(request.GET.get("rules_page"))
+    axis, charts = timeline_charts(tl, list(page.object_list), offset=page.start_index() - 1 if tl.rules else 0)
     ctx = {
+        # For the summary table: where each rule's chart is (page and anchor).
+        "rule_rows": [(r, i // per_page + 1, f"rule-{i}") for i, r in enumerate(tl.rules)],
         "session": session,
         "timeline": tl,
         "events": tl.events,

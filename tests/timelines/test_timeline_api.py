@@ -7,6 +7,7 @@ from urllib.parse import quote
 import pytest
 
 from ctxaudit.projects.models import Project
+from ctxaudit.timelines.api import TimelineOut
 from tests.factories import api_key_for
 from tests.timelines.build import build_session
 
@@ -38,6 +39,7 @@ def test_it_works(client, project, api_key) -> None:
     assert r1["first_missing"] == {"sequence": 3, "event_id": events[2].id}
     assert r1["decays"] == [{"sequence": 3, "event_id": events[2].id, "strengths": [1.0, 0.6, 0.0]}]
     assert body["rules"][1]["first_missing"] is None
+    assert TimelineOut.model_validate(body).model_dump() == body  # the documented schema is the body
 
 
 def test_it_takes_hostile_session_ids_and_slashes(client, project, api_key) -> None:

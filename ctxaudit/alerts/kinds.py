@@ -19,15 +19,24 @@ CLAIM_PROMOTED = "claim_promoted"  # claims: a user's claim restated as fact (§
 INJECTION_PROMOTED = "injection_promoted"  # tool/external imperative promoted to instruction (S2 §5)
 RULE_DECAY = "rule_decay"  # timelines: strength fell across several compressions (§3.5)
 
-KNOWN_KINDS: tuple[str, ...] = (
-    RULE_MISSING,
-    RULE_WEAKENED,
-    RULE_DEMOTED,
-    SUMMARY_ELEVATED,
-    CLAIM_PROMOTED,
-    INJECTION_PROMOTED,
-    RULE_DECAY,
-)
+# Other kinds the engine writes (ctxaudit/engine/checks/hierarchy.py, failures.py): alerts need no
+# special handling for them, the policy lists them so a project can switch them on or off.
+SYSTEM_DROPPED = "system_dropped"
+SYSTEM_REWRITTEN = "system_rewritten"
+SYSTEM_TRUNCATED = "system_truncated"
+INVENTED_DIRECTIVE = "invented_directive"
+HISTORY_WIPED = "history_wiped"
+SUMMARY_EMPTY = "summary_empty"
+SUMMARY_IS_ERROR = "summary_is_error"
+SUMMARY_IS_REFUSAL = "summary_is_refusal"
+SUMMARY_UNMARKED = "summary_unmarked"
+SUMMARY_NO_DISCLAIMER = "summary_no_disclaimer"
+STRUCTURED_SUMMARY_INVALID = "structured_summary_invalid"
+STRUCTURED_OPERATION_FIELD = "structured_operation_field"
+STRUCTURED_FACT_UNLABELED = "structured_fact_unlabeled"
+TOOL_PAIR_BROKEN = "tool_pair_broken"
+COMPACTION_LOOP = "compaction_loop"
+UNAUDITABLE_COMPACTION = "unauditable_compaction"
 
 # Kinds about one rule, for which the rule's own severity counts as well as the finding's:
 # a missing critical rule is a critical alert even when the check rated the finding "high".
@@ -53,11 +62,32 @@ def max_severity(*values: str | None) -> str:
 # rules and not only "critical": rules default to severity "high" (ingest, rule extraction), so a
 # critical-only default would stay silent for every rule set that does not mark severities.
 DEFAULT_CONDITIONS: tuple[dict[str, Any], ...] = (
+    # The thresholds.
     {"kind": RULE_MISSING, "min_severity": "high", "min_per_event": 1},
     {"kind": RULE_WEAKENED, "min_severity": "low", "min_per_event": 2},
-    {"kind": RULE_DEMOTED, "min_severity": "high", "min_per_event": 1},
-    {"kind": SUMMARY_ELEVATED, "min_severity": "low", "min_per_event": 1},
     {"kind": CLAIM_PROMOTED, "min_severity": "low", "min_per_event": 1},
     {"kind": INJECTION_PROMOTED, "min_severity": "low", "min_per_event": 1},
     {"kind": RULE_DECAY, "min_severity": "low", "min_per_event": 1, "min_compressions": None},  # None: project.decay_compressions
+    # Hierarchy flattening and broken compactions: rare and serious.
+    {"kind": RULE_DEMOTED, "min_severity": "medium", "min_per_event": 1},  # the engine rates a demotion one level below the rule
+    {"kind": SUMMARY_ELEVATED, "min_severity": "low", "min_per_event": 1},
+    {"kind": SYSTEM_DROPPED, "min_severity": "low", "min_per_event": 1},
+    {"kind": SYSTEM_REWRITTEN, "min_severity": "low", "min_per_event": 1},
+    {"kind": INVENTED_DIRECTIVE, "min_severity": "low", "min_per_event": 1},
+    {"kind": HISTORY_WIPED, "min_severity": "low", "min_per_event": 1},
+    {"kind": SUMMARY_EMPTY, "min_severity": "low", "min_per_event": 1},
+    {"kind": SUMMARY_IS_ERROR, "min_severity": "low", "min_per_event": 1},
+    {"kind": SUMMARY_IS_REFUSAL, "min_severity": "low", "min_per_event": 1},
+    # Hygiene findings: listed so a project can turn them on, off by default (they would be noise).
+    {"kind": SYSTEM_TRUNCATED, "min_severity": "low", "min_per_event": 1, "enabled": False},
+    {"kind": SUMMARY_UNMARKED, "min_severity": "low", "min_per_event": 1, "enabled": False},
+    {"kind": SUMMARY_NO_DISCLAIMER, "min_severity": "low", "min_per_event": 1, "enabled": False},
+    {"kind": STRUCTURED_SUMMARY_INVALID, "min_severity": "low", "min_per_event": 1, "enabled": False},
+    {"kind": STRUCTURED_OPERATION_FIELD, "min_severity": "low", "min_per_event": 1, "enabled": False},
+    {"kind": STRUCTURED_FACT_UNLABELED, "min_severity": "low", "min_per_event": 1, "enabled": False},
+    {"kind": TOOL_PAIR_BROKEN, "min_severity": "low", "min_per_event": 1, "enabled": False},
+    {"kind": COMPACTION_LOOP, "min_severity": "low", "min_per_event": 1, "enabled": False},
+    {"kind": UNAUDITABLE_COMPACTION, "min_severity": "low", "min_per_event": 1, "enabled": False},
 )
+
+KNOWN_KINDS: tuple[str, ...] = tuple(c["kind"] for c in DEFAULT_CONDITIONS)

@@ -47,9 +47,12 @@ class AlertTransitionError(ValueError):
 
 
 def alert_policy_for_project(project: Project) -> AlertPolicy:
-    """The project's policy; a new project gets kinds.DEFAULT_CONDITIONS on first use."""
-    policy, created = AlertPolicy.objects.get_or_create(project=project)
-    if created:
+    """The project's policy, created on first use with kinds.DEFAULT_CONDITIONS. A kind added to
+    the defaults later joins existing policies too (with its default switch); nothing is removed."""
+    policy, _ = AlertPolicy.objects.get_or_create(project=project)
+    have = set(policy.conditions.values_list("kind", flat=True))
+    missing = [c for c in kinds.DEFAULT_CONDITIONS if c["kind"] not in have]
+    if missing:
         AlertCondition.objects.bulk_create(
             [
                 AlertCondition(
@@ -59,8 +62,9 @@ def alert_policy_for_project(project: Project) -> AlertPolicy:
                     min_per_event=c["min_per_event"],
                     # None in the defaults: follow the project's decay setting.
                     min_compressions=project.decay_compressions if c.get("min_compressions", 0) is None else c.get("min_compressions", 0),
+                    enabled=c.get("enabled", True),
                 )
-                for c in kinds.DEFAULT_CONDITIONS
+                for c in missing
             ],
             ignore_conflicts=True,
         )

@@ -178,3 +178,15 @@ def test_it_trusts_the_compressions_the_timelines_declare(alice) -> None:
     report = {"findings": [{"kind": "rule_decay", "rule_id": "R1", "severity": "high", "data": {"compressions": 3}}]}
     Event.objects.filter(pk=ev.pk).update(report=report)
     assert [a.kind for a in alerts_for_event(ev.pk)] == ["rule_decay"]
+
+
+def test_it_adds_new_default_kinds_to_an_existing_policy(alice) -> None:
+    project = alice.memberships.get().project
+    policy = alert_policy_for_project(project)
+    AlertCondition.objects.filter(policy=policy, kind="history_wiped").delete()
+    AlertCondition.objects.filter(policy=policy, kind="rule_missing").update(min_severity="critical")
+    alert_policy_for_project(project)
+    assert policy.conditions.filter(kind="history_wiped", enabled=True).exists()
+    assert policy.conditions.get(kind="rule_missing").min_severity == "critical"  # edits are kept
+    assert not policy.conditions.get(kind="summary_unmarked").enabled  # hygiene kinds start off
+    assert alerts_for_event(checked_event(findings=[("summary_unmarked", "low", None, "no prefix")]).pk) == []

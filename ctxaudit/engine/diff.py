@@ -36,7 +36,7 @@ from typing import Literal
 from ctxaudit.engine.types import Message, Side
 
 Op = Literal["equal", "delete", "insert"]
-RowKind = Literal["equal", "changed", "deleted", "inserted", "collapsed"]
+RowKind = Literal["equal", "changed", "deleted", "inserted", "replaced", "collapsed"]
 Opcode = tuple[str, int, int, int, int]
 
 
@@ -149,6 +149,10 @@ class Row:
     similarity: float | None = None
     moved: bool = False
     notes: tuple[str, ...] = ()
+    # kind "replaced": unpaired messages removed (before_rows, "deleted"/"collapsed" rows) beside
+    # the unpaired messages that took their place (after_rows, "inserted"/"collapsed" rows).
+    before_rows: tuple[Row, ...] = ()
+    after_rows: tuple[Row, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +294,10 @@ _CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-
 # or one other character; spaces and tabs after a token stay with it, which keeps " " from
 # becoming the most popular token of every text.
 _TOKEN = re.compile(rf"[{_CJK}][^\S\n]*|[^\W{_CJK}]+[^\S\n]*|\n|[^\S\n]+|[^\w\s{_CJK}][^\S\n]*|.", re.S)
-_SIM_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+_SIM_TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
+
+
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
 
 
 def tokenize(text: str) -> list[str]:
@@ -303,7 +310,14 @@ def tokenize(text: str) -> list[str]:
 
 
 def _sim_tokens(text: str, limit: int) -> frozenset[str]:
-    return frozenset(t.casefold() for t in _SIM_TOKEN.findall(text[:limit]))
+    """Words, and CJK character bigrams (single characters overlap between any two Chinese texts)."""
+    out: set[str] = set()
+    for t in _SIM_TOKEN.findall(text[:limit]):
+        if "\u2e80" <= t[0] and _CJK_RUN.fullmatch(t):
+            out.update(t[k : k + 2] for k in range(max(1, len(t) - 1)))
+        else:
+            out.add(t.casefold())
+    return frozenset(out)
 
 
 def similarity(a: frozenset[str], b: frozenset[str]) -> float:
@@ -316,15 +330,20 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def _pair_score(mb: Message, ma: Message, sim: float) -> float:
+    lb, la = len(mb.content), len(ma.content)
+    system = mb.role == ma.role and mb.role in ("system", "developer")
+    if not system and max(lb, la) > 4 * max(min(lb, la), 50):
+        # A long summary mentions every turn it replaced; pairing it with one of them misleads.
+        return 0.0
     score = sim
     if mb.role == ma.role:
         score += 0.15
-        if mb.role in ("system", "developer"):
-            score += 0.15
+        if system:  # a rewritten system message belongs beside its old self
+            score += 0.2
     return score
 
 
-_PAIR_MIN = 0.45  # a pair needs this score (similarity + role bonus)
+_PAIR_MIN = 0.55  # a pair needs this score (similarity + role bonus)
 _MOVE_MIN = 0.6  # messages paired across unchanged ones need this similarity
 
 
@@ -461,16 +480,17 @@ def _by_message(highlights: Sequence[Highlight], side: Side) -> dict[int, list[H
 # --- hunks inside one message pair --------------------------------------------------------------
 
 
-def _inline_pieces(sb: _Side, lb: tuple[int, int], sa: _Side, la: tuple[int, int], limits: Limits) -> tuple[list[tuple[int, int, Op]], list[tuple[int, int, Op]]] | None:
-    """Word/char diff of before lines [lb) against after lines [la). None: too big or too different."""
+def _inline_pieces(sb: _Side, lb: tuple[int, int], sa: _Side, la: tuple[int, int], limits: Limits) -> tuple[list[tuple[int, int, Op]], list[tuple[int, int, Op]]] | str | None:
+    """Word/char diff of before lines [lb) against after lines [la). None: too different to
+    read well as words; "too large": over Limits.max_inline_tokens."""
     b_start, b_end = sb.bounds[lb[0]][0], sb.bounds[lb[1] - 1][1]
     a_start, a_end = sa.bounds[la[0]][0], sa.bounds[la[1] - 1][1]
     if max(b_end - b_start, a_end - a_start) > limits.max_inline_tokens * 12:
-        return None  # cheap guard before tokenising megabytes
+        return "too large"  # cheap guard before tokenising megabytes
     tb = tokenize(sb.text[b_start:b_end])
     ta = tokenize(sa.text[a_start:a_end])
     if len(tb) > limits.max_inline_tokens or len(ta) > limits.max_inline_tokens:
-        return None
+        return "too large"
     ops, _ = sequence_opcodes(tb, ta, limits=limits)
     offb = [b_start]
     for t in tb:
@@ -492,7 +512,7 @@ def _inline_pieces(sb: _Side, lb: tuple[int, int], sa: _Side, la: tuple[int, int
             if j2 > j1:
                 pa.append((offa[j1], offa[j2], "insert"))
     # Mostly rewritten: word confetti reads worse than two plain blocks.
-    if same < 0.3 * max(b_end - b_start, a_end - a_start, 1):
+    if same < 0.4 * max(min(b_end - b_start, a_end - a_start), 1):
         return None
     return pb, pa
 
@@ -561,12 +581,9 @@ def _pair_hunks(sb: _Side, sa: _Side, limits: Limits) -> tuple[list[Hunk], list[
             hunks += _collapse_lines(sb, sa, (i1, i2), (j1, j2), "equal", c, c, limits.min_collapse_lines, limits)
             continue
         pieces = _inline_pieces(sb, (i1, i2), sa, (j1, j2), limits) if (i2 > i1 and j2 > j1) else None
-        if pieces is None and i2 > i1 and j2 > j1:
-            tb = sb.bounds[i2 - 1][1] - sb.bounds[i1][0]
-            ta = sa.bounds[j2 - 1][1] - sa.bounds[j1][0]
-            if max(tb, ta) > limits.max_inline_tokens * 3:
-                notes.append(f"lines {i1 + 1}–{i2} / {j1 + 1}–{j2}: too large for a word-level diff, shown by line")
-        pb, pa = pieces if pieces else (None, None)
+        if pieces == "too large":
+            notes.append(f"lines {i1 + 1}–{i2} before / {j1 + 1}–{j2} after: too large for a word-level diff, shown by line")
+        pb, pa = pieces if isinstance(pieces, tuple) else (None, None)
         hunks.append(
             Hunk(
                 "change",
@@ -660,17 +677,6 @@ def diff_contexts(before: Sequence[Message], after: Sequence[Message], *, highli
         counts["changed"] += 1
         return Row("changed", sides_b[i].ref(), sides_a[j].ref(), tuple(hunks), similarity=round(sim, 3), moved=moved, notes=tuple(notes))
 
-    def deleted_row(i: int) -> Row:
-        counts["deleted"] += 1
-        return Row("deleted", before=sides_b[i].ref(), hunks=tuple(_onesided_hunks(sides_b[i], "before", limits)))
-
-    def inserted_row(j: int) -> Row:
-        if j in moved_a:
-            i, sim = moved_a[j]
-            return changed_row(i, j, sim, True)
-        counts["inserted"] += 1
-        return Row("inserted", after=sides_a[j].ref(), hunks=tuple(_onesided_hunks(sides_a[j], "after", limits)))
-
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
             counts["equal"] += i2 - i1
@@ -678,36 +684,35 @@ def diff_contexts(before: Sequence[Message], after: Sequence[Message], *, highli
             continue
         i, j = i1, j1
         while i < i2 or j < j2:
-            if i < i2 and i in moved_b:
-                i += 1
-                continue
-            if i < i2 and i in pair_of_b:
-                pj, sim = pair_of_b[i]
-                while j < pj:
-                    rows.append(inserted_row(j))
-                    j += 1
-                rows.append(changed_row(i, pj, sim, False))
-                i, j = i + 1, pj + 1
-            elif i < i2:
-                # Runs of plain deletions collapse like unchanged runs, a little later.
-                k = i
-                while k < i2 and k not in pair_of_b and k not in moved_b:
-                    k += 1
-                run = [x for x in range(i, k)]
-                counts["deleted"] += len(run)
-                rows += _onesided_run(sides_b, run, "before", limits)
-                i = k
+            # The stretch up to the next paired message (or the block's end).
+            ti = next((x for x in range(i, i2) if x in pair_of_b), i2)
+            tj = pair_of_b[ti][0] if ti < i2 else j2
+            gone = [x for x in range(i, ti) if x not in moved_b]
+            new = [y for y in range(j, tj) if y not in moved_a]
+            counts["deleted"] += len(gone)
+            counts["inserted"] += len(new)
+            if gone and new:
+                # What compression replaced, beside what replaced it (a summary beside the turns).
+                rows.append(
+                    Row(
+                        "replaced",
+                        before_rows=tuple(_onesided_run(sides_b, gone, "before", limits)),
+                        after_rows=tuple(_onesided_run(sides_a, new, "after", limits)),
+                    )
+                )
+            elif gone:
+                rows += _onesided_run(sides_b, gone, "before", limits)
+            elif new:
+                rows += _onesided_run(sides_a, new, "after", limits)
+            for y in range(j, tj):
+                if y in moved_a:
+                    mi, sim = moved_a[y]
+                    rows.append(changed_row(mi, y, sim, True))
+            if ti < i2:
+                rows.append(changed_row(ti, tj, pair_of_b[ti][1], False))
+                i, j = ti + 1, tj + 1
             else:
-                k = j
-                while k < j2 and k not in moved_a:
-                    k += 1
-                if k > j:
-                    counts["inserted"] += k - j
-                    rows += _onesided_run(sides_a, list(range(j, k)), "after", limits)
-                    j = k
-                else:
-                    rows.append(inserted_row(j))
-                    j += 1
+                i, j = i2, j2
     notes = ()
     return ContextDiff(tuple(rows), counts, notes)
 

@@ -10,6 +10,7 @@ from ctxaudit.engine.diff import Highlight
 from ctxaudit.engine.types import ROLES
 
 SIDES = ("before", "after")
+WIDE = 600  # chars: evidence longer than this is marked lightly (it is usually a whole message)
 
 
 def _spans(evidence: Any) -> list[dict[str, Any]]:
@@ -45,10 +46,13 @@ def detail_highlights(report: dict[str, Any], findings: Iterable[Any]) -> list[H
         state = r.get("state", "")
         for s, anchor in zip(spans, _rule_anchors(i, spans), strict=True):
             css = f"hl-rule hl-{state}" if s["side"] == "after" or state == "retained" else f"hl-rule hl-was-{state}"
+            if s["end"] - s["start"] > WIDE:
+                css += " hl-wide"
             out.append(Highlight(s["side"], s["message_index"], s["start"], s["end"], anchor, css, f"rule {r.get('id', '')}: {state}"))
     for i, f in enumerate(findings):
         for k, s in enumerate(_spans(f.evidence)):
-            out.append(Highlight(s["side"], s["message_index"], s["start"], s["end"], f"finding-{i}-{k}", "hl-finding", f"finding: {f.kind}"))
+            css = "hl-finding hl-wide" if s["end"] - s["start"] > WIDE else "hl-finding"
+            out.append(Highlight(s["side"], s["message_index"], s["start"], s["end"], f"finding-{i}-{k}", css, f"finding: {f.kind}"))
     return out
 
 

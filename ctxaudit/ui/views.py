@@ -105,11 +105,15 @@ def event_expand(request: HttpRequest, event_id: int) -> HttpResponse:
     before = context_from_json(event.before).messages
     after = context_from_json(event.after).messages
     highlights = detail_highlights(event.report or {}, list(event.findings.all()))
+    # stack=1: the run sits in one column of a "replaced" block (single-column boxes).
+    stack = request.GET.get("stack") == "1"
     try:
         if level == "messages":
             rows = expand_messages(before, after, collapsed, highlights=highlights)
-            return render(request, "ui/partials/_diff_rows.html", {"event": event, "rows": rows})
+            template = "ui/partials/_diff_stack.html" if stack else "ui/partials/_diff_rows.html"
+            return render(request, template, {"event": event, "rows": rows})
         hunk = expand_lines(before, after, collapsed, highlights=highlights)
     except ValueError:
         raise Http404("bad range") from None
-    return render(request, "ui/partials/_diff_hunk.html", {"event": event, "h": hunk})
+    template = "ui/partials/_diff_stack_hunk.html" if stack else "ui/partials/_diff_hunk.html"
+    return render(request, template, {"event": event, "h": hunk})

@@ -81,6 +81,15 @@ SYMPTOM_FOR_KIND: dict[str, tuple[int, str]] = {
     "invented_directive": (4, "the summary adds an instruction or goal that nobody gave"),
     "rule_decay": (3, "the rule weakens a little more at each compression of the session"),
     "unauditable_compaction": (6, "the platform's compaction is opaque (e.g. encrypted), so its rules cannot be checked"),
+    "system_truncated": (1, "the system message was cut down, and the rules after the cut went with it"),
+    "system_dropped": (1, "the system message is gone from the after-context"),
+    "history_wiped": (1, "the after-context holds no history at all, and no rule stated in it"),
+    "summary_unmarked": (2, "the summary has no 【历史摘要】 marker, so it reads like a live instruction (§6.4)"),
+    "summary_no_disclaimer": (2, "the summary lacks the \"not a new instruction or authorization\" note (§6.4)"),
+    "structured_fact_unlabeled": (2, "facts in the structured summary do not say claimed or confirmed (§6.3)"),
+    "structured_summary_invalid": (2, "the structured summary does not parse, so no fact carries its label (§6.3)"),
+    "structured_operation_field": (4, "the structured summary carries operation suggestions (§6.3)"),
+    "compaction_loop": (3, "compressions follow each other within few turns, so rules come and go"),
 }
 
 

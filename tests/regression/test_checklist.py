@@ -24,6 +24,7 @@ def test_it_works(client, alice, checked) -> None:
         assert f'id="step-{n}"' in body
     assert "找一份触发压缩的完整会话记录" in body and "将其加入规则保留测试集" in body
     assert f"/events/{ev.pk}/session.json" in body  # step 1
+    assert f'href="/sessions/{ev.session_id}/"' in body  # the session timeline
     assert f'href="/events/{ev.pk}/"' in body and f"/events/{ev.pk}/export.json?side=both" in body  # step 2
     assert 'value="只能查询订单 禁止新增 修改 删除订单"' in body  # step 3: the search box, pre-filled
     assert "the system message was among the compression candidates" in body  # step 4: rewritten

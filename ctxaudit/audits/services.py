@@ -103,8 +103,10 @@ def after_check(event_id: int) -> None:
     """Hook for what follows a finished check (alerts). Each step is its own task/service."""
     from ctxaudit.timelines.services import session_decay_sync  # decay findings first: alerts see them
 
-    session_decay_sync(event_id=event_id)
+    changed = session_decay_sync(event_id=event_id)
 
     from ctxaudit.alerts.tasks import alerts_evaluate_task
 
-    alerts_evaluate_task.delay(event_id)
+    # Also the session's other events whose decay findings this check changed (checked out of order).
+    for pk in dict.fromkeys([event_id, *changed]):
+        alerts_evaluate_task.delay(pk)

@@ -165,6 +165,7 @@ def _rates(qs: QuerySet[Any]) -> QuerySet[Any]:
         avg_strength=Avg("strength"),
         sessions=Count("event__session", distinct=True),
     ).annotate(
+        lost=F("weakened") + F("missing"),
         weakened_rate=Cast(F("weakened"), RATE) / Cast(F("outcomes"), RATE),
         missing_rate=Cast(F("missing"), RATE) / Cast(F("outcomes"), RATE),
         loss_rate=Cast(F("weakened") + F("missing"), RATE) / Cast(F("outcomes"), RATE),
@@ -187,8 +188,9 @@ def decay_overview(
 
     Aggregates run in the database (values + annotate); Python only merges the aggregated rows
     with the count of rule_decay findings of the same groups. by_strategy: one row per
-    (strategy, model); by_rule: the `limit` worst (project, rule, strategy, model) groups by
-    loss rate (weakened + missing per outcome), then decay findings.
+    (strategy, model), safest first (highest average strength, then fewest missing); by_rule: the
+    `limit` worst (project, rule, strategy, model) groups: lowest average strength (a missing
+    rule counts 0, so it weighs losses and weakening together), then most missing.
     """
     outcomes = RuleOutcome.objects.filter(event__project__in=projects)
     decays = Finding.objects.filter(kind=DECAY_KIND, event__project__in=projects)
@@ -207,13 +209,13 @@ def decay_overview(
     decay_by_strat = {
         (d["event__strategy"], d["event__model"]): d for d in decays.values(*strat_keys).annotate(n=Count("id"), rules=Count("rule_id", distinct=True))
     }
-    by_strategy = list(_rates(outcomes.values(*strat_keys)).order_by("-loss_rate", "-missing", "event__strategy", "event__model"))
+    by_strategy = list(_rates(outcomes.values(*strat_keys)).order_by("-avg_strength", "missing_rate", "event__strategy", "event__model"))
     for row in by_strategy:
         d = decay_by_strat.get((row["event__strategy"], row["event__model"]), {})
         row["decays"] = d.get("n", 0)
 
     rule_keys = ("event__project__name", "rule_id", "text", "event__strategy", "event__model")
-    by_rule = list(_rates(outcomes.values(*rule_keys)).order_by("-loss_rate", "-missing", "avg_strength", "rule_id")[:limit])
+    by_rule = list(_rates(outcomes.values(*rule_keys)).order_by("avg_strength", "-missing_rate", "rule_id")[:limit])
     wanted_rules = {r["rule_id"] for r in by_rule}
     decay_by_rule = {
         (d["event__project__name"], d["rule_id"], d["event__strategy"], d["event__model"]): d["n"]
@@ -223,7 +225,6 @@ def decay_overview(
     }
     for row in by_rule:
         row["decays"] = decay_by_rule.get((row["event__project__name"], row["rule_id"], row["event__strategy"], row["event__model"]), 0)
-    by_rule.sort(key=lambda r: (-r["loss_rate"], -r["decays"], -r["missing"], r["avg_strength"] or 0.0, r["rule_id"]))
     total = sum(r["outcomes"] for r in by_strategy)
     sessions = list(
         decays.values("event__session_id", "event__session__external_id", "event__project__name")

@@ -114,7 +114,7 @@ def session_timeline(session: Session, *, decay_compressions: int | None = None)
     for event_id, rule_id, state, strength in RuleOutcome.objects.filter(event__session=session).values_list(
         "event_id", "rule_id", "state", "strength"
     ):
-        by_rule.setdefault(rule_id, {})[index_of[event_id]] = (state, strength)
+        by_rule.setdefault(rule_id, {})[index_of[event_id]] = (state, 0.0 if strength < 0 else 1.0 if strength > 1 else strength)
     unknown = [rid for rid in by_rule if rid not in rules]
     if unknown:  # outcomes for a rule no SessionRule row records (e.g. rows written before rules_in_force existed)
         for rid, text in RuleOutcome.objects.filter(event__session=session, rule_id__in=unknown).values_list("rule_id", "text").distinct():
@@ -124,19 +124,13 @@ def session_timeline(session: Session, *, decay_compressions: int | None = None)
         if rules[rid]["start"] is None or first < rules[rid]["start"]:
             rules[rid]["start"] = first
 
+    # Where a rule in force has no outcome: missing on a checked event, no strength on the others.
+    fallback = [(MISSING, 0.0) if e.status == Event.Status.CHECKED else (e.status, None) for e in events]
     timelines = []
     for rule_id, r in sorted(rules.items(), key=lambda kv: (kv[1]["start"] if kv[1]["start"] is not None else 0, kv[0])):
         start = r["start"] if r["start"] is not None else 0
         at = by_rule.get(rule_id, {})
-        points = []
-        for e in events[start:]:
-            got = at.get(e.index)
-            if got is not None:
-                points.append(TimelinePoint(e, got[0], max(0.0, min(1.0, float(got[1])))))
-            elif e.status == Event.Status.CHECKED:
-                points.append(TimelinePoint(e, MISSING, 0.0))
-            else:
-                points.append(TimelinePoint(e, e.status, None))
+        points = [TimelinePoint(e, *at.get(e.index, fallback[e.index])) for e in events[start:]]
         tl = RuleTimeline(rule_id, r["text"], r["severity"], points)
         tl.first_weakened = next((p for p in points if p.state == WEAKENED), None)
         tl.first_missing = next((p for p in points if p.state == MISSING), None)

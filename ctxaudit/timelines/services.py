@@ -71,7 +71,7 @@ def session_decay_sync(*, event_id: int) -> list[int]:
     if session_id is None:
         return []
     with transaction.atomic():
-        session = Session.objects.select_for_update().select_related("project").filter(pk=session_id).first()
+        session = Session.objects.select_for_update(of=("self",)).select_related("project").filter(pk=session_id).first()
         if session is None:
             return []
         timeline = session_timeline(session)

@@ -15,6 +15,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
@@ -115,7 +116,7 @@ def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline], *, offset: i
                 "url": urls[p.event.id],
                 "seq": _seq_label(p.event),
                 "state": p.state,
-                "glyph": GLYPHS.get(p.state, "?"),
+                "state_text": f"{GLYPHS.get(p.state, '?')} {p.state}",
                 "strength": "–" if p.strength is None else f"{p.strength:.2f}",
                 "delta": "–" if p.strength is None or prev is None else f"{p.strength - prev:+.2f}",
                 "marks": flags,
@@ -173,7 +174,21 @@ def session_detail(request: HttpRequest, session_pk: int) -> HttpResponse:
     per_page = rules_per_page(len(tl.events))
     page = Paginator(tl.rules, per_page).get_page(request.GET.get("rules_page"))
     axis, charts = timeline_charts(tl, list(page.object_list), offset=page.start_index() - 1 if tl.rules else 0)
+    # Preformatted rows: the list holds every event of the session (500 and more).
+    probe = reverse("ui:event-detail", args=[987654321])
+    event_rows = [
+        {
+            "url": probe.replace("987654321", str(e.id)),
+            "seq": "–" if e.sequence is None else str(e.sequence),
+            "when": timezone.localtime(e.occurred_at).strftime("%Y-%m-%d %H:%M:%S"),
+            "strategy": e.strategy,
+            "model": e.model or "–",
+            "verdict": e.verdict or e.status,
+        }
+        for e in tl.events
+    ]
     ctx = {
+        "event_rows": event_rows,
         # For the summary table: where each rule's chart is (page and anchor).
         "rule_rows": [(r, i // per_page + 1, f"rule-{i}") for i, r in enumerate(tl.rules)],
         "session": session,

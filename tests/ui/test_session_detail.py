@@ -37,13 +37,13 @@ def test_it_works(alice_client, project) -> None:
     assert html.count('<svg class="timeline-chart"') == 2
     assert "Strength of rule R1 across 4 compressions" in html
     assert "First weakened at compression 2. First missing at compression 4." in html
-    assert f'aria-label="Rule R1, compression 2: weakened, strength 0.70 (first weakened). Opens the event&#x27;s diff."' in html
-    assert f'aria-label="Rule R1, compression 4: missing, strength 0.00 (first missing). Opens the event&#x27;s diff."' in html
+    assert "<title>Rule R1, compression 2: weakened, strength 0.70 (first weakened). Opens the event&#x27;s diff.</title>" in html
+    assert "<title>Rule R1, compression 4: missing, strength 0.00 (first missing). Opens the event&#x27;s diff.</title>" in html
     # States in shapes (not colour alone) and in words.
     assert 'href="#mk-weakened"' in html and 'href="#mk-missing"' in html and 'href="#mk-retained"' in html
     assert ">first weakened</text>" in html and ">first missing</text>" in html
     # Decay: 1.0 → 0.7 → 0.4 is two falls in a row, completed at compression 3.
-    assert 'aria-label="Rule R1, compression 3: weakened, strength 0.40 (decay). Opens the event&#x27;s diff."' in html
+    assert "<title>Rule R1, compression 3: weakened, strength 0.40 (decay). Opens the event&#x27;s diff.</title>" in html
     assert 'href="#mk-decay"' in html
     # The table view of the same numbers.
     assert "Table view of rule R1" in html
@@ -82,10 +82,10 @@ def test_it_escapes_rule_text_and_session_id(alice_client, project) -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<script>alert" not in html
     assert 'hx-get="/x"' not in html
-    # In the SVG (title, desc, aria-label) and in the table, foreign text sits inside hx-disable.
+    # In the SVG (titles, desc) and in the table, foreign text sits inside hx-disable.
     svg = html[html.index('<svg class="timeline-chart"') : html.index("</svg>", html.index('<svg class="timeline-chart"'))]
     assert "Strength of rule &lt;script&gt;" in svg
-    assert 'aria-label="Rule &lt;script&gt;' in svg
+    assert "<title>Rule &lt;script&gt;" in svg
     section = html[html.index('<section class="rule-timeline"') :]
     assert section.startswith('<section class="rule-timeline" id="rule-0" hx-disable>')
     assert "Table view of rule &lt;script&gt;" in section

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ctxaudit.engine.formats import FORMATS, ContextFormatError, parse_context
+from ctxaudit.engine.normalize import normalize
 from ctxaudit.engine.runner import run_checks
 from ctxaudit.engine.tokens import CharCounter, TokenCounter, TokenizerUnavailable, default_counter
 from ctxaudit.engine.types import AuditReport, ContextPair, Rule, RuleState, Severity
@@ -44,6 +45,8 @@ EXIT_VIOLATION = 1
 EXIT_BAD_INPUT = 2
 
 RULE_STATES = tuple(s.value for s in RuleState)
+# Findings whose after-side evidence quotes an unverified claim or injected imperative stated as fact.
+PROMOTION_KINDS = ("claim_promoted", "injection_promoted")
 
 
 class BadInput(Exception):
@@ -228,7 +231,9 @@ def violations(report: AuditReport) -> list[str]:
 
 
 def mismatches(report: AuditReport, expected: dict[str, Any]) -> list[str]:
-    """Where `report` disagrees with a case's `expected` block (keys absent there are not asserted)."""
+    """Where `report` disagrees with a case's `expected` block (keys absent there are not asserted):
+    rule states (a state or a list of acceptable ones), demoted_rules, summary_elevated,
+    claims_promoted (phrases of the after-context) and verdict."""
     out = []
     states = {r.rule_id: r.state.value for r in report.rules}
     for rid, want in (expected.get("rules") or {}).items():
@@ -242,6 +247,16 @@ def mismatches(report: AuditReport, expected: dict[str, Any]) -> list[str]:
             out.append(f"demoted rules: expected {sorted(expected['demoted_rules'])}, got {got_demoted}")
     if "summary_elevated" in expected and bool(expected["summary_elevated"]) != report.summary_elevated:
         out.append(f"summary_elevated: expected {bool(expected['summary_elevated'])}, got {report.summary_elevated}")
+    if "claims_promoted" in expected:
+        # Each expected phrase must be covered by the after-side quote of a promotion finding.
+        quotes = [normalize(s.quote) for f in report.findings if f.kind in PROMOTION_KINDS for s in f.evidence if s.side == "after"]
+        quotes = [q for q in quotes if q]
+        for phrase in expected["claims_promoted"]:
+            n = normalize(str(phrase))
+            if not any(n in q or q in n for q in quotes):
+                out.append(f"claims_promoted: {phrase!r} was not flagged")
+        if not expected["claims_promoted"] and quotes:
+            out.append(f"claims_promoted: expected none, {len(quotes)} flagged")
     if "verdict" in expected and expected["verdict"] != report.verdict:
         out.append(f"verdict: expected {expected['verdict']}, got {report.verdict}")
     return out

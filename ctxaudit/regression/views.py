@@ -30,6 +30,7 @@ from ctxaudit.regression.models import ChecklistStep, RegressionCase, ReplayEndp
 
 REVIEW_ROLES = (Membership.Role.ADMIN, Membership.Role.REVIEWER)
 EVENTS_PER_SYMPTOM = 20
+MAX_CASES_SHOWN = 500
 
 
 def _require_role(request: HttpRequest, project: Project, roles: tuple[str, ...]) -> None:
@@ -219,19 +220,23 @@ def regression_index(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def regression_set(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The project's cases; with ?run=1 also what `ctxaudit check` answers for each one today
+    (on demand: a large case takes the engine a second or more)."""
     project = project_for_user(request.user, project_id)
-    cases = list(selectors.regression_cases(project.pk)[:500])
+    cases = list(selectors.regression_cases(project.pk)[:MAX_CASES_SHOWN])
+    run = request.GET.get("run") == "1"
     counter = CharCounter()  # tokens are not shown here; no tokenizer load for a page view
     rows = []
     for c in cases:
-        try:
-            result = check_case(case_from_dict(services.regression_case_to_sample(c), c.case_id), counter=counter)
-            now = "pass" if result.passed else "fail"
-            problems = result.problems
-        except Exception as exc:  # a stored case the engine can no longer read: show it, don't 500
-            now, problems = "error", [f"{type(exc).__name__}: {exc}"]
+        now, problems = None, []
+        if run:
+            try:
+                result = check_case(case_from_dict(services.regression_case_to_sample(c), c.case_id), counter=counter)
+                now, problems = ("pass" if result.passed else "fail"), result.problems
+            except Exception as exc:  # a stored case the engine can no longer read: show it, don't 500
+                now, problems = "error", [f"{type(exc).__name__}: {exc}"]
         rows.append({"case": c, "now": now, "problems": problems})
-    ctx = {"project": project, "rows": rows, "can_edit": _can(request, project), "can_configure": _can(request, project, (Membership.Role.ADMIN,))}
+    ctx = {"project": project, "rows": rows, "ran": run, "can_edit": _can(request, project), "can_configure": _can(request, project, (Membership.Role.ADMIN,))}
     return render(request, "ui/regression/set.html", ctx)
 
 

@@ -153,3 +153,12 @@ def test_it_runs_as_a_module(tmp_path) -> None:
         r = subprocess.run([sys.executable, "-m", module, "check", str(bad)], cwd=REPO, capture_output=True, text=True, check=False)
         assert r.returncode == 1
         assert "FAIL lost" in r.stdout
+
+
+def test_it_checks_expected_claims_on_request(tmp_path) -> None:
+    case = passing_case()
+    case["expected"] = {"claims_promoted": ["用户已获得删除授权"]}
+    path = write_jsonl(tmp_path / "cases.jsonl", [case])
+    code, out, _ = run(["check", "--expect", str(path)])
+    assert code == 1
+    assert "claims_promoted: '用户已获得删除授权' was not flagged" in out

@@ -129,3 +129,18 @@ def test_the_index_lists_the_users_projects(client, alice, charlie, checked) -> 
     client.force_login(alice)
     r = client.get("/regression/")
     assert r.status_code == 302 and r["Location"] == f"/projects/{alice.memberships.get().project_id}/regression/"
+
+
+def test_it_runs_the_gate_on_the_set_on_demand(client, alice, checked) -> None:
+    lost = checked(session_id="lost", rules=RULES)
+    kept = checked(session_id="kept", rules=RULES, after=KEPT)
+    client.force_login(alice)
+    client.post(f"/events/{lost.pk}/regression-case/")
+    client.post(f"/events/{kept.pk}/regression-case/")
+    body = client.get(f"/projects/{lost.project_id}/regression/").content.decode()
+    assert "run the gate on every case" in body and "rule R1 is missing" not in body
+    body = client.get(f"/projects/{lost.project_id}/regression/?run=1").content.decode()
+    lost_row = body.split(f"<code>event-{lost.pk}</code>")[1].split("</tr>")[0]
+    kept_row = body.split(f"<code>event-{kept.pk}</code>")[1].split("</tr>")[0]
+    assert "rule R1 is missing" in lost_row and 'badge-fail">fail</span>\n      <details' in lost_row
+    assert "<summary>why</summary>" not in kept_row

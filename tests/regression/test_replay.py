@@ -150,3 +150,12 @@ def test_it_never_shows_the_stored_key(client, alice, checked) -> None:
 
 def test_the_task_keeps_its_name() -> None:
     assert replay_run_execute_task.name == "regression.replay_run_execute"
+
+
+def test_the_task_delegates_to_the_service(alice, checked, fake_model) -> None:
+    ev = checked()
+    services.replay_endpoint_save(project=ev.project, base_url=fake_model, model="m", api_key="", user=alice)
+    run = services.replay_run_start(event=ev, prompt="删除订单 10086", user=alice)
+    replay_run_execute_task(run.pk)  # called directly: the function body, no broker
+    run.refresh_from_db()
+    assert run.status == "done" and run.answer_before == "抱歉，我不能删除订单。"

@@ -48,3 +48,11 @@ def test_it_maps_unknown_kinds_gracefully(client, alice, checked) -> None:
 
 def test_it_requires_login(client) -> None:
     assert client.get("/symptoms/").status_code == 302
+
+
+def test_the_event_page_links_kinds_and_the_checklist(client, alice, checked) -> None:
+    ev = checked()
+    client.force_login(alice)
+    body = client.get(f"/events/{ev.pk}/").content.decode()
+    assert 'href="/symptoms/#symptom-1" title="symptom guide (seed §7.1)"><code class="kind">rule_missing</code>' in body
+    assert f'href="/events/{ev.pk}/checklist/"' in body and ">0/7</a>" in body

@@ -50,13 +50,20 @@ class Receiver:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.statuses: list[int] = []
+        # Answer 500 to the first request of each notification id (several alerts at once).
+        self.fail_first_per_notification = False
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                nid = self.headers.get("X-Ctxaudit-Notification-Id")
+                seen = any(r["headers"].get("X-Ctxaudit-Notification-Id") == nid for r in outer.requests)
                 outer.requests.append({"headers": dict(self.headers), "body": body, "path": self.path})
-                status = outer.statuses.pop(0) if outer.statuses else 200
+                if outer.fail_first_per_notification:
+                    status = 200 if seen else 500
+                else:
+                    status = outer.statuses.pop(0) if outer.statuses else 200
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()

@@ -214,9 +214,12 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
     for m in _CJK_RUN.finditer(folded):
         run = [ch if not covered[m.start() + i] else " " for i, ch in enumerate(m.group())]
         for part in "".join(run).split():
+            if len(part) == 2:  # one word the lexicon does not know: "合同", "发票"
+                out.setdefault(part, ("fb:" + part, 1.0))
+                continue
             for i in range(len(part) - 1):
                 bigram = part[i : i + 2]
-                out.setdefault(bigram, ("fb:" + bigram, 0.5))
+                out.setdefault(bigram, ("fb:" + bigram, 0.6))
     return out
 
 
@@ -226,7 +229,7 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
 # followed by a space. A comma inside a number ("$1,000") does not end a clause.
 _CLAUSE_END = re.compile(r"[。！？；;!?\n:：]|,(?!\d)|(?<=[^\s\d])\.(?=\s|$)")
 _SENTENCE_END = re.compile(r"[。！？；;!?\n:：]|(?<=[^\s\d])\.(?=\s|$)")
-_NUMBER = re.compile(r"[$¥￥€£]?\d[\d,]*(?:\.\d+)?%?")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_/.\-])[$¥￥€£]?\d[\d,]*(?:\.\d+)?%?(?![A-Za-z0-9_/\-])")
 _LEAD = re.compile(r"[\s\-*•>#]*(?:\(?\d+[.)、]|[一二三四五六七八九十]+、|（\d+）)?\s*(?:请|please\s+)?")
 _OPEN_QUOTES = "“\"「『'‘《"
 _CLOSE_FOR = {"“": "”", '"': '"', "「": "」", "『": "』", "'": "'", "‘": "’", "《": "》"}
@@ -254,10 +257,12 @@ class Clause:
     reported: bool = False
     question: bool = False
     inherited: bool = False
+    nouns: set[str] = field(default_factory=set)  # action concepts used as nouns ("a refund")
 
     @property
     def actions(self) -> set[str]:
-        return {c for c in self.concepts if _kind(c) is Kind.ACTION}
+        """Action concepts used as actions (not "every change", "的变更")."""
+        return {c for c in self.concepts if _kind(c) is Kind.ACTION and c not in self.nouns}
 
 
 def _kind(cid: str) -> Kind:
@@ -335,6 +340,10 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
                     continue
                 markers.append((h.start, Force(val), text[h.start : h.end]))
             elif cat == CONCEPT:
+                if _kind(val) is Kind.ACTION and _noun_use(f, h.start) and val not in clause.concepts:
+                    clause.nouns.add(val)  # "every change to …", "的变更": a thing, not the action
+                elif _kind(val) is Kind.ACTION:
+                    clause.nouns.discard(val)
                 clause.concepts.setdefault(val, (h.start, h.end))
             elif cat == SCOPE:
                 scope.append(text[h.start : h.end])
@@ -356,6 +365,13 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
         after = set(clause.concepts) - set(clause.condition)
     clause.core = frozenset(after or (set(clause.concepts) - set(clause.condition)) or clause.concepts)
     return clause
+
+
+_DETERMINER = re.compile(r"(?:\b(?:every|each|any|all|the|a|an|no|these|those|this|that|its|their|his|her|your|our|my)\s+|的)$")
+
+
+def _noun_use(f: str, at: int) -> bool:
+    return _DETERMINER.search(f, max(0, at - 8), at) is not None
 
 
 def _after_third_party(f: str, cs: int, at: int, clause: Clause) -> bool:

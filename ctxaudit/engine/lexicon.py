@@ -180,6 +180,7 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("query", A, "查询", "query", "查询|查看|查|检索|读取|浏览|query|look up|lookup|look-up|view|read|search|check|retrieve"),
     # --- disclosure (seed 000 §4.1 rule 2; "保护隐私" ≈ "不输出敏感信息", §3.4) ---
     _c("reveal", A, "输出", "reveal", "输出|泄露|泄漏|透露|显示|展示|暴露|披露|打印|告诉|告知|提供|返回|发布|reveal|disclose|expose|output|print|display|show|leak|share|tell|return|publish|echo"),
+    _c("export", A, "导出", "export", "导出|下载|外传|拷贝|复制出|export|download|dump|exfiltrate", parent="reveal"),
     _c("protect", A, "保护", "protect", "保护|保密|隐藏|脱敏|遮盖|屏蔽|掩码|打码|protect|safeguard|keep private|keep confidential|conceal|hide|mask|redact|sanitize|sanitise", parent="reveal", negates=True),
     _c("sensitive", O, "敏感信息", "sensitive data", "敏感字段|敏感信息|敏感数据|敏感|隐私|个人信息|个人数据|用户信息|机密|sensitive|privacy|private|personal data|personal information|pii|confidential"),
     _c("phone", O, "手机号", "phone number", "手机号码|手机号|电话号码|电话|手机|phone number|phone numbers|phone|mobile number|telephone", parent="sensitive"),
@@ -188,7 +189,7 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("address", O, "地址", "address", "地址|邮箱|邮件地址|address|addresses|email address", parent="sensitive"),
     _c("password", O, "密码", "password", "密码|口令|密钥|令牌|password|passwords|secret|secrets|api key|token|credential|credentials", parent="sensitive"),
     # --- audit (seed 000 §4.1 rule 3, §6.5) ---
-    _c("log", A, "记录日志", "log", "记录日志|写日志|日志|记录|审计|留痕|log|logs|logged|logging|audit|audit trail|record"),
+    _c("log", A, "记录日志", "log", "记录日志|写日志|日志|记录|审计|留痕|log|logs|logged|logging|audit|audit trail"),
     # --- authorization and confirmation (seed 000 §4.1 rule 4, §3.1; brief: 确认≈approval/审批) ---
     _c("confirm", A, "确认", "confirm", "确认|核实|核验|验证|审批|批准|审核|复核|同意|confirm|confirmation|approval|approve|approved|verify|verification|sign-off|sign off|authorise|authorize"),
     _c("double_confirm", A, "二次确认", "second confirmation", "二次确认|双重确认|再次确认|second confirmation|double confirmation|double-check|two-step confirmation|re-confirm", parent="confirm"),
@@ -198,11 +199,11 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("ticket", O, "工单", "ticket", "工单|凭证|单据|审批单|ticket|ticket number|receipt"),
     # --- business objects (seed 000 §4.1, §3.5; en-* cases) ---
     _c("order", O, "订单", "order", "订单|order|orders"),
-    _c("data", G, "数据", "data", "业务数据|数据|资料|data|dataset|database"),
+    _c("data", G, "数据", "data", "业务数据|数据|资料|data|dataset|database|records"),
     _c("refund", A, "退款", "refund", "退款|退费|退钱|refund|refunds|reimburse|chargeback"),
     _c("payment", A, "付款", "payment", "付款|支付|转账|汇款|扣款|payment|pay|transfer|wire|charge"),
     _c("account", O, "账户", "account", "账户|账号|帐户|帐号|account|accounts"),
-    _c("file", O, "文件", "file", "文件|附件|文档|file|files|attachment|document"),
+    _c("file", O, "文件", "file", "日志文件|文件|附件|文档|log file|log files|audit log|audit logs|file|files|attachment|document"),
     _c("send", A, "发送", "send", "发送|发出|发给|发邮件|转发|外发|send|email|mail|forward|upload|transmit"),
     _c("execute", A, "执行", "execute", "执行|运行|调用|run|execute|invoke"),
     _c("instruction", O, "指令", "instructions", "指令|指示|规则|系统提示词|提示词|instruction|instructions|system prompt|rules|policy|policies"),

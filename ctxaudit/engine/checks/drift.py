@@ -32,7 +32,9 @@ from ctxaudit.engine.lexicon import CONCEPTS, CONCEPTS_BY_ID, FORCE_LEVEL, FORCE
 KIND_WEIGHT = {Kind.ACTION: 2.0, Kind.OBJECT: 1.0, Kind.GENERIC: 0.5}
 TOPIC_FACTOR = 0.5  # concepts outside the governed part ("所有[写操作]必须记录日志")
 KEPT_COVERAGE = 0.75
-MIN_CLOSENESS = 0.2
+MIN_CLOSENESS = 0.15
+_POSITIVE = (Force.OBLIGATION, Force.IMPERATIVE, Force.SHOULD)
+IDENT_WEIGHT = 1.5  # fallback tokens that look like identifiers ("ai.md", "vendor/lib1")
 PENALTY = {"scope": 0.85, "threshold": 0.85, "generalised": 0.9, "narrowed": 0.75, "condition": 0.8}
 
 _CHILDREN: dict[str, tuple[str, ...]] = {}
@@ -94,6 +96,7 @@ class ClauseDrift:
     force_word_after: str
     lost: list[str] = field(default_factory=list)
     matched: list[Clause] = field(default_factory=list)  # the window's clauses that carry the match
+    extra: bool = False  # the carrying clauses also name specific things the rule does not
 
     @property
     def forced(self) -> bool:
@@ -156,6 +159,16 @@ def compare_clause(
     core_objects = [c for c in core if _kind(c) is not Kind.ACTION and _kind(c) is not Kind.GENERIC]
     matched_cands = {how[c][1] for c in credit}
     carriers = [c for c in window if matched_cands & set(c.concepts)]
+    # a window that acts on something else is no form of this rule: "禁止新增任何合同" is not a weakened
+    # "禁止新增任何日志文件", "Never edit vendor/gen/" is not "Never edit vendor/lib/"
+    rule_specific = [c for c in rc.concepts if _specific(c) and c not in rc.condition]
+    cand_specific = {cid for cl in carriers for cid in cl.concepts if _specific(cid)}
+    unrelated = cand_specific - matched_cands
+    if rule_specific and unrelated and not any(c in credit for c in rule_specific):
+        return None
+    core_idents = [c for c in core if fallback.get(c, 0.0) >= IDENT_WEIGHT]
+    if core_idents and not any(c in credit for c in core_idents) and any(fallback.get(c, 0.0) >= IDENT_WEIGHT for c in unrelated):
+        return None
     if core_actions and any(c in credit for c in core_actions):
         pass
     elif core_objects:
@@ -180,15 +193,21 @@ def compare_clause(
     zh = is_chinese(rule_text)
     rule_level = FORCE_LEVEL[rc.force] or FORCE_LEVEL[Force.IMPERATIVE]
     best = max(carriers, key=lambda c: FORCE_LEVEL[c.force], default=None)
+    # opposite polarity about another action is another rule: "禁止修改任何业务数据" is not kept by
+    # "Always log every change to customer records" (the obligation is to log, not to change)
+    extra_actions = {a for c in carriers for a in c.actions} - matched_cands
+    if best is not None and extra_actions:
+        if (rc.force is Force.PROHIBITION and best.force in _POSITIVE) or (rc.force in _POSITIVE and best.force is Force.PROHIBITION):
+            return None
     force_after = best.force if best else Force.NONE
     word_after = best.force_word if best else ""
     if FORCE_LEVEL[force_after] == 0:
         reversed_ = any(c.force is Force.PERMISSION for c in carriers) and rc.force in (*HARD_FORCES, Force.SHOULD)
         if not reversed_:
-            return ClauseDrift("absent", 0.0, closeness, Force.NONE, "", [], carriers)
+            return ClauseDrift("absent", 0.0, closeness, Force.NONE, "", [], carriers, bool(unrelated))
         perm = next(c for c in carriers if c.force is Force.PERMISSION)
         lost = [_fmt_reversed(rc, perm, zh)]
-        return ClauseDrift("reversed", 0.0, closeness, Force.PERMISSION, perm.force_word, lost, carriers)
+        return ClauseDrift("reversed", 0.0, closeness, Force.PERMISSION, perm.force_word, lost, carriers, bool(unrelated))
 
     lost: list[str] = []
     factor = 1.0
@@ -196,7 +215,10 @@ def compare_clause(
     if ratio < 1.0:
         lost.append(_fmt_force(rc, force_after, word_after, zh))
     # content dropped / generalised / narrowed
-    dropped = [c for c in rc.concepts if c not in credit and not c.startswith("fb:") and _kind(c) is not Kind.GENERIC]
+    dropped = [
+        c for c in rc.concepts
+        if c not in credit and _kind(c) is not Kind.GENERIC and (not c.startswith("fb:") or fallback.get(c, 0.0) >= IDENT_WEIGHT)
+    ]
     if dropped:
         names = "、".join(_surface(rule_text, rc, c) for c in dropped) if zh else ", ".join(_surface(rule_text, rc, c) for c in dropped)
         lost.append(f"内容丢失：{names} / dropped: {names}" if zh else f"dropped: {names}")
@@ -226,13 +248,18 @@ def compare_clause(
     strength = max(0.0, min(1.0, ratio * coverage * factor))
     kept = ratio >= 1.0 and coverage >= KEPT_COVERAGE and not lost
     if kept:
-        return ClauseDrift("kept", min(1.0, coverage), closeness, force_after, word_after, [], carriers)
-    return ClauseDrift("weakened", min(strength, 0.95), closeness, force_after, word_after, lost, carriers)
+        return ClauseDrift("kept", min(1.0, coverage), closeness, force_after, word_after, [], carriers, bool(unrelated))
+    return ClauseDrift("weakened", min(strength, 0.95), closeness, force_after, word_after, lost, carriers, bool(unrelated))
 
 
 def _kind(cid: str) -> Kind:
     concept = CONCEPTS_BY_ID.get(cid)
     return concept.kind if concept else Kind.OBJECT
+
+
+def _specific(cid: str) -> bool:
+    """A specific object: a lexicon object (not 用户/data) or a word the lexicon does not know."""
+    return _kind(cid) is Kind.OBJECT
 
 
 def _force_label(force: Force, word: str, zh: bool) -> str:

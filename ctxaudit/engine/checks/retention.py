@@ -40,7 +40,7 @@ from ctxaudit.engine.types import Context, Message, Rule, RuleResult, RuleState,
 INSTRUCTION_ROLES = ("system", "developer", "user")
 SYSTEM_ROLES = ("system", "developer")
 SUMMARY_KINDS = frozenset({"summary", "compact_summary", "history_summary", "compaction_summary"})
-TOP_K = 6  # candidate sentences compared per rule clause
+TOP_K = 10  # candidate sentences compared per rule clause
 MAX_SENTENCE = 400  # longer sentences (minified JSON, no punctuation) are cut into chunks
 CHUNK = 300
 MAX_POSTINGS = 4000  # per concept and side: bounds the work on adversarial repetitive contexts
@@ -196,17 +196,28 @@ class SideIndex:
         return out, text, a, lent
 
     def candidates(self, weights: dict[str, float]) -> list[tuple[int, int]]:
-        """The TOP_K sentences naming most of the weighted concepts (and their relatives)."""
+        """The TOP_K sentences naming most of the weighted concepts (and their relatives).
+
+        Specific concepts select sentences; generic ones (用户, data) only add to the score of
+        sentences already selected, so "data" alone never floods the candidates.
+        """
         postings = self.build()
-        want: dict[str, float] = {}
-        specific = [c for c in weights if _kind(c) is not Kind.GENERIC]
-        for cid in specific or list(weights):
+        specific: dict[str, float] = {}
+        generic: dict[str, float] = {}
+        for cid, w in weights.items():
+            target = generic if _kind(cid) is Kind.GENERIC else specific
             for r in related(cid):
-                want[r] = max(want.get(r, 0.0), weights[cid])
+                target[r] = max(target.get(r, 0.0), w)
+        if not specific:
+            specific, generic = generic, {}
         scores: dict[tuple[int, int], float] = {}
-        for cid, w in want.items():
+        for cid, w in specific.items():
             for key in postings.get(cid, ()):
                 scores[key] = scores.get(key, 0.0) + w
+        for cid, w in generic.items():
+            for key in postings.get(cid, ()):
+                if key in scores:
+                    scores[key] += w
         if not scores:
             return []
         best = heapq.nlargest(TOP_K, scores.items(), key=lambda kv: (kv[1], _role_rank(self.msgs[kv[0][0]][1].role)))
@@ -230,9 +241,18 @@ class _Found:
 
 
 def _best_for_clause(
-    idx: SideIndex, rc: Clause, rule_text: str, weights: dict[str, float], fallback: dict[str, float]
+    idx: SideIndex,
+    rc: Clause,
+    rule_text: str,
+    weights: dict[str, float],
+    fallback: dict[str, float],
+    claimed: dict[int, list[tuple[int, int]]] | None = None,
 ) -> tuple[_Found | None, _Found | None]:
-    """(best match with directive force, closest narrative text) for one rule clause on one side."""
+    """(best match with directive force, closest narrative text) for one rule clause on one side.
+
+    claimed: per message pos, spans that are the verbatim text of *other* rules. Such text is
+    that other rule; it serves this one only as a full paraphrase that names nothing else.
+    """
     best: _Found | None = None
     best_key: tuple[float, float, int] | None = None
     closest: _Found | None = None
@@ -252,6 +272,10 @@ def _best_for_clause(
             d = compare_clause(rc, rule_text, clauses, text, base, fallback)
             if d is None:
                 continue
+            if claimed and d.matched and pos in claimed:
+                ms, me = min(c.start for c in d.matched), max(c.end for c in d.matched)
+                if any(a <= ms and me <= b for a, b in claimed[pos]) and (d.state != "kept" or d.extra):
+                    continue
             role = idx.msgs[pos][1].role
             found = _Found(d, pos, role, text, base)
             if not d.forced:
@@ -346,10 +370,25 @@ def check_rule_retention(before: Context, after: Context, rules: tuple[Rule, ...
     matcher, fallback, models = prepare_rules(rules)
     bidx = SideIndex(before, "before", matcher)
     aidx = SideIndex(after, "after", matcher)
-    return [_check_one(model, bidx, aidx, fallback) for model in models]
+    verbatim = [aidx.verbatim(m.squeezed, m.locate) if m.squeezed else None for m in models]
+    out = []
+    for i, model in enumerate(models):
+        claimed: dict[int, list[tuple[int, int]]] = {}
+        for j, v in enumerate(verbatim):
+            if v is not None and j != i and models[j].squeezed != model.squeezed:
+                claimed.setdefault(v[0], []).append((v[1], v[2]))
+        out.append(_check_one(model, bidx, aidx, fallback, verbatim[i], claimed))
+    return out
 
 
-def _check_one(model: RuleModel, bidx: SideIndex, aidx: SideIndex, fallback: dict[str, float]) -> RuleResult:
+def _check_one(
+    model: RuleModel,
+    bidx: SideIndex,
+    aidx: SideIndex,
+    fallback: dict[str, float],
+    verbatim_after: tuple[int, int, int] | None,
+    claimed: dict[int, list[tuple[int, int]]],
+) -> RuleResult:
     rule = model.rule
     zh = is_chinese(rule.text)
     role_before, before_spans = _locate_side(bidx, model, fallback)
@@ -364,11 +403,9 @@ def _check_one(model: RuleModel, bidx: SideIndex, aidx: SideIndex, fallback: dic
             tuple(before_spans + after_spans), tuple(lost), demoted,
         )
 
-    if model.squeezed:
-        v = aidx.verbatim(model.squeezed, model.locate)
-        if v is not None:
-            pos, a, b = v
-            return result(RuleState.RETAINED, 1.0, aidx.msgs[pos][1].role, [_span(aidx, pos, a, b)], [])
+    if verbatim_after is not None:
+        pos, a, b = verbatim_after
+        return result(RuleState.RETAINED, 1.0, aidx.msgs[pos][1].role, [_span(aidx, pos, a, b)], [])
     if not model.clauses:
         return result(RuleState.MISSING, 0.0, None, [], [])
 
@@ -384,7 +421,7 @@ def _check_one(model: RuleModel, bidx: SideIndex, aidx: SideIndex, fallback: dic
     for rc, weights in zip(model.clauses, model.weights, strict=True):
         w = sum(weights.values())
         total_w += w
-        found, closest = _best_for_clause(aidx, rc, rule.text, weights, fallback)
+        found, closest = _best_for_clause(aidx, rc, rule.text, weights, fallback, claimed)
         if found is None:
             states.append("absent")
             clause_text = rule.text[rc.start : rc.end].strip(" ，,。.;；")

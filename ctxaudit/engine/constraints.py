@@ -95,7 +95,11 @@ class Matcher:
                 table.setdefault(surface, []).append(((CONCEPT, cid), mode))
         auto = ahocorasick.Automaton()
         for surface, entries in table.items():
-            auto.add_word(surface, (len(surface), surface[0].isascii(), tuple(entries)))
+            ents = tuple(entries)
+            plain = all(mode == _WORD for _, mode in ents)
+            tags = tuple(tag for tag, _ in ents)
+            concepts = tuple(v for (cat, v) in tags if cat == CONCEPT)
+            auto.add_word(surface, (len(surface), surface[0].isascii(), ents, tags if plain else None, concepts, surface[-1].isalpha()))
         auto.make_automaton()
         self._auto = auto
 
@@ -103,25 +107,50 @@ class Matcher:
         """Hits in folded[start:end] (offsets into `folded`), leftmost-longest, boundaries checked."""
         end = len(folded) if end is None else end
         out: list[Hit] = []
-        n = len(folded)
-        for last, (length, ascii_surface, entries) in self._auto.iter_long(folded, start, end):
+        suffix_at = _SUFFIX.match
+        for last, (length, ascii_surface, entries, plain_tags, _, alpha_end) in self._auto.iter_long(folded, start, end):
             s = last - length + 1
             e = last + 1
             if ascii_surface:
                 if s > 0 and _is_ascii_word_char(folded[s - 1]) and _is_ascii_word_char(folded[s]):
                     continue
-                j = e
-                while j < n and j - e <= 8 and folded[j].isascii() and folded[j].isalpha():
-                    j += 1
-                suffix = folded[e:j]
-                tags = tuple(tag for tag, mode in entries if _suffix_ok(folded[s:e], suffix, mode))
-                if not tags:
-                    continue
-                e = j
+                suffix = suffix_at(folded, e).group()  # type: ignore[union-attr]
+                if not suffix and plain_tags is not None:
+                    tags = plain_tags
+                elif not alpha_end:
+                    if suffix:
+                        continue
+                    tags = plain_tags or tuple(tag for tag, _ in entries)
+                else:
+                    surface = folded[s:e]
+                    tags = tuple(tag for tag, mode in entries if _suffix_ok(surface, suffix, mode))
+                    if not tags:
+                        continue
+                    e += len(suffix)
             else:
-                tags = tuple(tag for tag, _ in entries)
+                tags = plain_tags or tuple(tag for tag, _ in entries)
             out.append(Hit(s, e, tags))
         return out
+
+    def scan_concepts(self, folded: str) -> list[tuple[int, tuple[str, ...]]]:
+        """(start, concept ids) of concept hits only: the cheap pass the sentence index uses."""
+        out: list[tuple[int, tuple[str, ...]]] = []
+        suffix_at = _SUFFIX.match
+        for last, (length, ascii_surface, entries, plain_tags, concepts, alpha_end) in self._auto.iter_long(folded):
+            if not concepts:
+                continue
+            s = last - length + 1
+            if ascii_surface:
+                if s > 0 and _is_ascii_word_char(folded[s - 1]) and _is_ascii_word_char(folded[s]):
+                    continue
+                suffix = suffix_at(folded, last + 1).group()  # type: ignore[union-attr]
+                if suffix and (not alpha_end or not any(cat == CONCEPT and _suffix_ok(folded[s : last + 1], suffix, mode) for (cat, _), mode in entries)):
+                    continue
+            out.append((s, concepts))
+        return out
+
+
+_SUFFIX = re.compile(r"[a-z]{0,9}")
 
 
 def _suffix_ok(surface: str, suffix: str, mode: int) -> bool:

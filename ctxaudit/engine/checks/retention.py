@@ -28,6 +28,7 @@ Known false positives/negatives: see checks/drift.py.
 from __future__ import annotations
 
 import heapq
+from operator import itemgetter
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, replace
@@ -44,6 +45,7 @@ TOP_K = 10  # candidate sentences compared per rule clause
 MAX_SENTENCE = 400  # longer sentences (minified JSON, no punctuation) are cut into chunks
 CHUNK = 300
 MAX_POSTINGS = 4000  # per concept and side: bounds the work on adversarial repetitive contexts
+MAX_POSTINGS_OTHER = 1500  # the same, counted for user/summary messages (rules mostly live in system)
 
 _PUNCT_CLASS = r"[\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2010-\u206f!-/:-@\[-`{-~]"
 _SQUEEZE = re.compile(_PUNCT_CLASS + "+")
@@ -138,21 +140,17 @@ class SideIndex:
         if self.postings is not None:
             return self.postings
         postings: dict[str, list[tuple[int, int]]] = {}
-        for pos in range(len(self.msgs)):
+        for pos, (_, m) in enumerate(self.msgs):
+            cap = MAX_POSTINGS if m.role in SYSTEM_ROLES else MAX_POSTINGS_OTHER
             f = self.folded(pos)
             st = self.starts(pos)
-            for h in self.matcher.scan(f):
-                si = -1
-                for cat, val in h.tags:
-                    if cat != CONCEPT:
-                        continue
-                    lst = postings.setdefault(val, [])
-                    if len(lst) >= MAX_POSTINGS:
-                        continue
-                    if si < 0:
-                        si = bisect_right(st, h.start) - 1
-                    key = (pos, si)
-                    if not lst or lst[-1] != key:
+            for start, concepts in self.matcher.scan_concepts(f):
+                key = (pos, bisect_right(st, start) - 1)
+                for cid in concepts:
+                    lst = postings.get(cid)
+                    if lst is None:
+                        postings[cid] = [key]
+                    elif lst[-1] != key and len(lst) < cap:
                         lst.append(key)
         self.postings = postings
         return postings
@@ -220,8 +218,9 @@ class SideIndex:
                     scores[key] += w
         if not scores:
             return []
-        best = heapq.nlargest(TOP_K, scores.items(), key=lambda kv: (kv[1], _role_rank(self.msgs[kv[0][0]][1].role)))
-        return [k for k, _ in best]
+        top = heapq.nlargest(TOP_K * 3, scores.items(), key=itemgetter(1))
+        top.sort(key=lambda kv: (kv[1], _role_rank(self.msgs[kv[0][0]][1].role)), reverse=True)
+        return [k for k, _ in top[:TOP_K]]
 
 
 def _kind(cid: str) -> Kind:

@@ -17,7 +17,8 @@ Measured in the same process, tokenizer warm:
 - T_tok:    tiktoken (cl100k_base) encoding every message of both contexts, as token_stats does;
 - T_check:  run_checks(pair) end to end (rules given, so no extraction; it includes T_tok);
 - stages:   retention, claims, hierarchy, failures alone (to see which check costs what);
-- peak MB:  tracemalloc peak during one run_checks (a separate run: tracemalloc slows Python).
+- peak MB:  tracemalloc peak during one run_checks (a separate run: tracemalloc slows Python;
+            Python allocations only), and the process's max RSS so far (contexts, tiktoken included).
 Goal (issue 3): T_check ≤ 3 × T_tok, never above 10 ×; peak ≤ 500 MB. Best of --repeat runs.
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import sys
 import time
 import tracemalloc
@@ -202,6 +204,7 @@ def run(variant: str, tokens: int, n_rules: int, repeat: int) -> dict[str, objec
         "ratio": round(t_check / t_tok, 2),
         "stages_ms": {k: round(v * 1000, 1) for k, v in stages(pair, repeat).items()},
         "peak_mb": round(peak / 2**20, 1),
+        "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 
 
@@ -224,7 +227,7 @@ def main() -> int:
         print(
             f"{v:13s} tokens {res['tokens_before']:>7}/{res['tokens_after']:<7} chars {res['chars']:>9}  "
             f"T_tok {res['t_tok_ms']:>7} ms  T_check {res['t_check_ms']:>7} ms  ratio {res['ratio']:>5}×  "
-            f"peak {res['peak_mb']:>6} MB  stages {res['stages_ms']}  states {res['states']}"
+            f"peak {res['peak_mb']:>6} MB (process max RSS {res['rss_mb']} MB)  stages {res['stages_ms']}  states {res['states']}"
         )
     print(f"worst ratio {worst}× (goal ≤ 3×, defect above 10×)")
     return 0 if worst <= 10 else 1

@@ -88,6 +88,19 @@ def main() -> None:
         cpu.append(time.process_time() - c)
     print(f"{'selector session_timeline()':38s} wall median {statistics.median(times) * 1000:7.1f} ms (min {min(times) * 1000:6.1f})  "
           f"cpu median {statistics.median(cpu) * 1000:7.1f} ms")
+    from ctxaudit.ingest.models import Event
+    from ctxaudit.timelines.services import session_decay_sync
+
+    last = Event.objects.filter(session=session).order_by("-sequence").values_list("pk", flat=True).first()
+    session_decay_sync(event_id=last)  # first run writes the findings
+    times, cpu = [], []
+    for _ in range(args.repeat):
+        t, c = time.perf_counter(), time.process_time()
+        session_decay_sync(event_id=last)
+        times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    print(f"{'decay sync after a check (no change)':38s} wall median {statistics.median(times) * 1000:7.1f} ms (min {min(times) * 1000:6.1f})  "
+          f"cpu median {statistics.median(cpu) * 1000:7.1f} ms")
     print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (other work on the machine inflates wall times)")
 
 

@@ -19,6 +19,7 @@ import logging
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Min
 
 from ctxaudit.audits.models import Finding
 from ctxaudit.ingest.models import Event, Session
@@ -119,3 +120,10 @@ def _event_report_sync(event: Event, entries: list[dict[str, Any]]) -> None:
     event.report = report
     event.verdict = verdict
     event.save(update_fields=["report", "verdict"])
+
+
+def project_decay_sync(*, project_id: int) -> int:
+    """Recompute the rule_decay findings of every session of a project, e.g. after its
+    `decay_compressions` changed. Returns how many events' findings changed."""
+    first_events = Event.objects.filter(project_id=project_id).values("session_id").annotate(first=Min("id")).values_list("first", flat=True)
+    return sum(len(session_decay_sync(event_id=pk)) for pk in first_events)

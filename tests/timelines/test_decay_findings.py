@@ -108,3 +108,17 @@ def test_it_keeps_a_failing_engine_verdict(project) -> None:
 
 def test_it_ignores_a_missing_event(db) -> None:
     assert session_decay_sync(event_id=12345) == []
+
+
+def test_it_recomputes_a_project_when_its_setting_changes(project) -> None:
+    s1, e1 = build_session(project, {"R1": [0.8, 0.6, 0.5]}, external_id="a")
+    s2, e2 = build_session(project, {"R1": [0.9, 0.8]}, external_id="b")
+    from ctxaudit.timelines.services import project_decay_sync
+
+    assert project_decay_sync(project_id=project.pk) == 2
+    assert _decays(s1) == [(2, "R1")] and _decays(s2) == [(2, "R1")]
+    project.decay_compressions = 3
+    project.save()
+    assert project_decay_sync(project_id=project.pk) == 3  # a: moved from 2 to 3; b: removed
+    assert _decays(s1) == [(3, "R1")] and _decays(s2) == []
+    assert project_decay_sync(project_id=project.pk) == 0

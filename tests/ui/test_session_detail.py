@@ -112,8 +112,8 @@ def test_it_pages_rules_without_htmx(alice_client, project) -> None:
     assert "<code>R11</code>" in html
 
 
-def test_it_renders_a_big_session_in_constant_queries(alice_client, project, django_assert_max_num_queries) -> None:
-    """500 compressions × 50 rules: the page's query count does not grow with the session."""
+def test_it_renders_a_big_session_in_constant_queries(alice_client, project, api_key, django_assert_max_num_queries) -> None:
+    """500 compressions × 50 rules: the page's (and the JSON's) query count does not grow with the session."""
     series = {f"R{k:02d}": [max(0.0, 1.0 - 0.002 * i * (k % 3)) for i in range(500)] for k in range(50)}
     session, _ = build_session(project, series, external_id="big")
     with django_assert_max_num_queries(8):
@@ -122,6 +122,10 @@ def test_it_renders_a_big_session_in_constant_queries(alice_client, project, dja
     assert r.content.decode().count('<svg class="timeline-chart"') == 5  # POINTS_PER_PAGE // 500 events
     with django_assert_max_num_queries(8):
         assert alice_client.get(f"/sessions/{session.pk}/?rules_page=5", HTTP_HX_REQUEST="true").status_code == 200
+    with django_assert_max_num_queries(6):
+        r = alice_client.get("/api/v1/sessions/big/timeline", HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    assert r.status_code == 200
+    assert len(r.json()["rules"]) == 50 and all(len(x["points"]) == 500 for x in r.json()["rules"])
 
 
 def test_it_links_sessions_from_the_event_pages(alice_client, project, django_capture_on_commit_callbacks) -> None:

@@ -58,6 +58,7 @@ _EN_AUTH = (
     r"\b(?:approved|authori[sz]ed|okayed|ok'd|signed off|green-?lit|sanctioned)\b"
     r"|\b(?:has|have|had|got|gotten|obtained|received|holds?|hold|with)\s+(?:the\s+|a\s+|an\s+|my\s+|his\s+|her\s+|their\s+)?(?:\w+\s+){0,2}?(?:approval|authori[sz]ation|permission|sign-off|clearance)\b"
     r"|\b(?:is|are|am|was|were|'m|'re)\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|cleared)\s+to\b"
+    r"|\b(?:approval|authori[sz]ation|permission|sign-off|clearance)\s+(?:has\s+been|have\s+been|was|were|is)\s+(?:obtained|granted|given|received|confirmed)\b"
 )
 _ROLE_WORDS_ZH = r"(?:超级管理员|超管|管理员|系统管理员|老板|店长|经理|主管|负责人|开发者|开发人员|运维|审核员|内部员工|客服主管|安全团队)"
 _ROLE_WORDS_EN = r"(?:admin|administrator|owner|manager|supervisor|developer|root|sysadmin|ceo|employee|staff member|security team|it department|support lead|moderator)"
@@ -72,13 +73,14 @@ _ZH_POLICY = (
     r"|不再需要[^，。；,;]{0,8}?(?:确认|审批|授权|批准)|可以直接(?:删除|退款|修改|转账|操作|执行)"
 )
 _EN_POLICY = (
-    r"\b(?:restriction|limit|rule|policy|requirement|check|approval step|confirmation step)s?\s+(?:has\s+|have\s+|was\s+|were\s+|is\s+|are\s+)?(?:been\s+)?(?:lifted|removed|waived|disabled|suspended|dropped|relaxed|turned off|revoked)\b"
+    r"\b(?:restriction|limit|rule|policy|requirement|check|protection|approval step|confirmation step|confirmation|verification)s?\s+(?:has\s+|have\s+|was\s+|were\s+|is\s+|are\s+)?(?:been\s+)?(?:lifted|removed|waived|disabled|suspended|dropped|relaxed|turned off|revoked)\b"
     r"|\bno longer\s+(?:need|needs|needed|require|requires|required|appl(?:y|ies)|in effect)\b"
     r"|\b(?:lifted|waived|removed|disabled|suspended|revoked)\s+the\s+(?:\w+\s+)?(?:restriction|limit|rule|policy|requirement)s?\b"
 )
 _EN_INJECT = (
     r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions|rules|directions|prompts?|guidelines)\b"
     r"|\b(?:ai|llm)\s+(?:agents?|assistants?|models?)\s*[:,]|\bnote to (?:the\s+)?(?:ai|assistant|agent|model)\b"
+    r"|\b(?:assistant|agent|chatbot)s?\s*[,:]\s*(?:you\s+(?:must|should|need to|are to)|please|now|immediately)\b"
     r"|\bif you are an?\s+(?:ai|llm|language model|assistant)\b|\b(?:new|updated)\s+instructions?\s*:|\bsystem\s+(?:override|instruction|note)\s*:"
 )
 _ZH_INJECT = (
@@ -99,7 +101,7 @@ ATTRIBUTION = re.compile(
     r"|未经[^，。；]{0,8}?(?:确认|核实|验证|核验)|未(?:被)?(?:确认|核实|验证|证实)|无法(?:确认|核实|验证|证实)|尚未(?:确认|核实|验证|证实)"
     r"|待(?:确认|核实|验证)|真实性未知|不可信|未证实|注入|隐藏(?:的)?(?:指令|文本|内容)"
     r"|(?:网页|页面|文档|工具(?:输出|返回|结果)?|邮件|检索结果|外部内容)[^，。；]{0,6}?(?:包含|要求|写着|称|声明)"
-    r"|已忽略|未执行|未采纳|不予(?:执行|采纳)"
+    r"|已忽略|未执行|未采纳|不予(?:执行|采纳)|^\s*(?:用户|客户)\s*[:：]|^\s*(?:user|customer)\s*:"
     r"|\b(?:claims?|claimed|claiming|says|said|say|stated|states|asserts?|asserted|alleges?|alleged|allegedly|according to|reportedly|purported(?:ly)?)\b"
     r"|\b(?:unverified|not verified|unconfirmed|not confirmed|not been confirmed|not been verified|could not (?:be )?verif\w*|cannot verify|can't verify|couldn't verify|pending verification|to be verified)\b"
     r"|\b(?:injected|injection|untrusted|hidden (?:instruction|text|request|prompt)s?)\b"

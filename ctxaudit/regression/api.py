@@ -3,9 +3,10 @@ before they go on (seed §4.6: fail closed). Registered on the ingest API with a
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from ninja import Router, Status
 from ninja.errors import HttpError
@@ -15,7 +16,8 @@ from ctxaudit.engine.formats import ContextFormatError
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.schemas import ErrorOut, EventIn, FindingOut
 from ctxaudit.projects.auth import ApiKeyAuth
-from ctxaudit.regression.services import gate_check
+from ctxaudit.regression.models import RegressionCase
+from ctxaudit.regression.services import gate_check, regression_case_to_sample
 
 router = Router(tags=["gate"])
 
@@ -80,3 +82,17 @@ def gate(request: HttpRequest, payload: EventIn) -> Status[dict[str, Any]]:
         return Status(400, {"error": str(exc), "field": exc.field})
     ui_url = request.build_absolute_uri(reverse("ui:event-detail", args=[event.pk]))
     return Status(200, gate_body(event, ui_url))
+
+
+@router.get(
+    "/regression-set",
+    auth=ApiKeyAuth("read"),
+    response={200: None, 401: ErrorOut, 403: ErrorOut},
+    summary="The project's regression set as JSONL (samples format), for `ctxaudit check` in CI",
+    description="One case per line: {id, source, strategy, description, rules, before, after, expected}. "
+    "A CI job replaces each case's `after` with its compressor's output for `before`, then runs `ctxaudit check`.",
+)
+def regression_set_export(request: HttpRequest) -> HttpResponse:
+    cases = RegressionCase.objects.filter(project=request.project).order_by("created_at", "id")  # type: ignore[attr-defined]
+    body = "".join(json.dumps(regression_case_to_sample(c), ensure_ascii=False) + "\n" for c in cases)
+    return HttpResponse(body, content_type="application/x-ndjson; charset=utf-8")

@@ -144,3 +144,26 @@ def test_it_runs_the_gate_on_the_set_on_demand(client, alice, checked) -> None:
     kept_row = body.split(f"<code>event-{kept.pk}</code>")[1].split("</tr>")[0]
     assert "rule R1 is missing" in lost_row and 'badge-fail">fail</span>\n      <details' in lost_row
     assert "<summary>why</summary>" not in kept_row
+
+
+def test_it_serves_the_set_to_ci_with_a_read_key(client, alice, charlie, checked, tmp_path) -> None:
+    from tests.factories import api_key_for
+
+    ev = checked(rules=RULES)
+    client.force_login(alice)
+    client.post(f"/events/{ev.pk}/regression-case/")
+    other = checked("other", rules=RULES)
+    client.force_login(charlie)
+    client.post(f"/events/{other.pk}/regression-case/")
+    key = api_key_for("acme", scopes=("read",))
+    r = client.get("/api/v1/regression-set", HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert r.status_code == 200 and r["Content-Type"].startswith("application/x-ndjson")
+    cases = [json.loads(line) for line in r.content.decode().splitlines()]
+    assert [c["id"] for c in cases] == [f"event-{ev.pk}"]  # only this key's project
+    # CI: put the fixed compressor's output in `after`, then gate it.
+    cases[0]["after"] = KEPT
+    (tmp_path / "set.jsonl").write_text(json.dumps(cases[0], ensure_ascii=False) + "\n", encoding="utf-8")
+    assert _cli(tmp_path / "set.jsonl")[0] == 0
+    assert client.get("/api/v1/regression-set").status_code == 401
+    ingest_only = api_key_for("acme", scopes=("ingest",))
+    assert client.get("/api/v1/regression-set", HTTP_AUTHORIZATION=f"Bearer {ingest_only}").status_code == 403

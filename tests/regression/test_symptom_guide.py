@@ -56,3 +56,12 @@ def test_the_event_page_links_kinds_and_the_checklist(client, alice, checked) ->
     body = client.get(f"/events/{ev.pk}/").content.decode()
     assert 'href="/symptoms/#symptom-1" title="symptom guide (seed §7.1)"><code class="kind">rule_missing</code>' in body
     assert f'href="/events/{ev.pk}/checklist/"' in body and ">0/7</a>" in body
+
+
+def test_it_escapes_context_text(client, alice, checked) -> None:
+    hostile = '<script>alert(1)</script><div hx-get="/x" hx-trigger="load">'
+    checked(session_id=hostile)
+    client.force_login(alice)
+    body = client.get("/symptoms/").content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "<script>alert" not in body and '<div hx-get="/x"' not in body

@@ -80,13 +80,32 @@ def main() -> None:
         session, _ = Session.objects.get_or_create(project=project, external_id=f"s-{n % 50}")
         rule = f"R{n % args.rules}"
         ev = Event.objects.create(
-            project=project, session=session, sequence=n, before=[], after=[], status=Event.Status.CHECKED,
+            project=project,
+            session=session,
+            sequence=n,
+            before=[],
+            after=[],
+            status=Event.Status.CHECKED,
             rules=[{"id": rule, "text": f"rule {rule}", "severity": "high"}],
         )
-        Finding.objects.bulk_create([
-            Finding(event=ev, kind="rule_missing", severity="high", rule_id=rule, message=f"Rule {rule} is missing."),
-            Finding(event=ev, kind="claim_promoted", severity="medium", rule_id=None, message="claim stated as fact"),
-        ])
+        Finding.objects.bulk_create(
+            [
+                Finding(
+                    event=ev,
+                    kind="rule_missing",
+                    severity="high",
+                    rule_id=rule,
+                    message=f"Rule {rule} is missing.",
+                ),
+                Finding(
+                    event=ev,
+                    kind="claim_promoted",
+                    severity="medium",
+                    rule_id=None,
+                    message="claim stated as fact",
+                ),
+            ]
+        )
         events.append(ev.pk)
 
     first, again = [], []
@@ -101,20 +120,26 @@ def main() -> None:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    Channel.objects.create(project=project, kind="webhook", target=f"http://127.0.0.1:{server.server_address[1]}/hook")
+    Channel.objects.create(
+        project=project, kind="webhook", target=f"http://127.0.0.1:{server.server_address[1]}/hook"
+    )
     from ctxaudit.alerts.models import Alert
 
     alert = Alert.objects.filter(project=project).first()
     sends = []
     for n in range(args.deliveries):
-        (d,) = deliveries_create(alert=alert, event=Event.objects.get(pk=events[n % len(events)]), reason=f"bench{n}")
+        (d,) = deliveries_create(
+            alert=alert, event=Event.objects.get(pk=events[n % len(events)]), reason=f"bench{n}"
+        )
         t0 = time.perf_counter()
         assert delivery_attempt(delivery_id=str(d.pk)) == "sent"
         sends.append((time.perf_counter() - t0) * 1000)
     server.shutdown()
 
     engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
-    print(f"alerts: {args.events} events, {args.rules} rules, {Alert.objects.count()} alerts, {Delivery.objects.count()} deliveries ({engine})")
+    print(
+        f"alerts: {args.events} events, {args.rules} rules, {Alert.objects.count()} alerts, {Delivery.objects.count()} deliveries ({engine})"
+    )
     print(line("evaluate (first)", first))
     print(line("evaluate (again, no-op)", again))
     print(line("webhook delivery", sends))

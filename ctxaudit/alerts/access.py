@@ -39,10 +39,14 @@ def changeable_project_ids(user: AbstractBaseUser | AnonymousUser) -> set[int]:
         return set()
     if user.is_superuser:  # type: ignore[union-attr]
         return set(projects_for_user(user).values_list("pk", flat=True))
-    return set(Membership.objects.filter(user=user, role__in=CHANGE_ROLES).values_list("project_id", flat=True))
+    return set(
+        Membership.objects.filter(user=user, role__in=CHANGE_ROLES).values_list("project_id", flat=True)
+    )
 
 
-def project_for_user(user: AbstractBaseUser | AnonymousUser, project_id: int, *, change: bool = False) -> Project:
+def project_for_user(
+    user: AbstractBaseUser | AnonymousUser, project_id: int, *, change: bool = False
+) -> Project:
     """A project the user is a member of (else 404); with change=True, as ops or admin (else 403)."""
     project = projects_for_user(user).filter(pk=project_id).first()
     if project is None:
@@ -54,7 +58,11 @@ def project_for_user(user: AbstractBaseUser | AnonymousUser, project_id: int, *,
 
 def channel_for_user(user: AbstractBaseUser | AnonymousUser, channel_id: int) -> Channel:
     """A notification channel of a project where the user is ops or admin (404 outside, 403 for reviewers)."""
-    channel = Channel.objects.filter(project__in=projects_for_user(user), pk=channel_id).select_related("project").first()
+    channel = (
+        Channel.objects.filter(project__in=projects_for_user(user), pk=channel_id)
+        .select_related("project")
+        .first()
+    )
     if channel is None:
         raise Http404("No such channel")
     if not can_change_alerts(user, channel.project):

@@ -26,7 +26,9 @@ class AlertOut(Schema):
     events: list[int]  # ids of every event that fed the alert, newest first (GET /api/v1/events/<id>)
 
 
-@router.get("/alerts", auth=ApiKeyAuth("read"), response=list[AlertOut], summary="Alerts of this key's project")
+@router.get(
+    "/alerts", auth=ApiKeyAuth("read"), response=list[AlertOut], summary="Alerts of this key's project"
+)
 def alerts_list(
     request: HttpRequest,
     status: Literal["open", "acknowledged", "resolved"] | None = None,
@@ -39,7 +41,11 @@ def alerts_list(
         qs = qs.filter(severity=severity)
     alerts = list(qs[:500])
     events: dict[int, list[int]] = {a.pk: [] for a in alerts}
-    for alert_id, event_id in AlertEvent.objects.filter(alert__in=alerts).order_by("-event__occurred_at", "-id").values_list("alert_id", "event_id"):
+    for alert_id, event_id in (
+        AlertEvent.objects.filter(alert__in=alerts)
+        .order_by("-event__occurred_at", "-id")
+        .values_list("alert_id", "event_id")
+    ):
         events[alert_id].append(event_id)
     return [
         {

@@ -67,9 +67,18 @@ DEFAULT_CONDITIONS: tuple[dict[str, Any], ...] = (
     {"kind": RULE_WEAKENED, "min_severity": "low", "min_per_event": 2},
     {"kind": CLAIM_PROMOTED, "min_severity": "low", "min_per_event": 1},
     {"kind": INJECTION_PROMOTED, "min_severity": "low", "min_per_event": 1},
-    {"kind": RULE_DECAY, "min_severity": "low", "min_per_event": 1, "min_compressions": None},  # None: project.decay_compressions
+    {
+        "kind": RULE_DECAY,
+        "min_severity": "low",
+        "min_per_event": 1,
+        "min_compressions": None,
+    },  # None: project.decay_compressions
     # Hierarchy flattening and broken compactions: rare and serious.
-    {"kind": RULE_DEMOTED, "min_severity": "medium", "min_per_event": 1},  # the engine rates a demotion one level below the rule
+    {
+        "kind": RULE_DEMOTED,
+        "min_severity": "medium",
+        "min_per_event": 1,
+    },  # the engine rates a demotion one level below the rule
     {"kind": SUMMARY_ELEVATED, "min_severity": "low", "min_per_event": 1},
     {"kind": SYSTEM_DROPPED, "min_severity": "low", "min_per_event": 1},
     {"kind": SYSTEM_REWRITTEN, "min_severity": "low", "min_per_event": 1},

@@ -73,7 +73,11 @@ class Alert(models.Model):
     first_seen = models.DateTimeField(default=timezone.now)
     last_seen = models.DateTimeField(default=timezone.now)
     assignee = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="assigned_alerts"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="assigned_alerts",
     )
     # Snooze/mute: until then the alert still counts but sends no notification.
     muted_until = models.DateTimeField(null=True, blank=True)
@@ -83,7 +87,9 @@ class Alert(models.Model):
 
     class Meta:
         ordering = ["-last_seen", "-id"]
-        constraints = [models.UniqueConstraint(fields=["project", "rule_id", "kind"], name="alert_fingerprint_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "rule_id", "kind"], name="alert_fingerprint_unique")
+        ]
         indexes = [models.Index(fields=["project", "status", "-last_seen"])]
 
     def __str__(self) -> str:
@@ -111,6 +117,9 @@ class AlertEvent(models.Model):
         ordering = ["-id"]
         constraints = [models.UniqueConstraint(fields=["alert", "event"], name="alert_event_unique")]
 
+    def __str__(self) -> str:
+        return f"alert {self.alert_id} ← event {self.event_id}"
+
 
 class AlertActivity(models.Model):
     """Every change to an alert: who (None: the system), when, what."""
@@ -129,7 +138,9 @@ class AlertActivity(models.Model):
         NOTIFIED = "notified"
 
     alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="activities")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     text = models.TextField(blank=True)  # the comment, or what changed ("assigned to bob")
     event = models.ForeignKey(Event, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -137,6 +148,9 @@ class AlertActivity(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"alert {self.alert_id}: {self.kind}"
 
 
 def _channel_secret() -> str:
@@ -192,7 +206,12 @@ class Delivery(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.UniqueConstraint(fields=["alert", "channel", "event", "reason"], name="delivery_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["alert", "channel", "event", "reason"], name="delivery_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"notification {self.pk} ({self.status})"
 
 
 class DeliveryAttempt(models.Model):
@@ -209,10 +228,18 @@ class DeliveryAttempt(models.Model):
     class Meta:
         ordering = ["at", "id"]
 
+    def __str__(self) -> str:
+        return f"attempt {self.number} of {self.delivery_id}: {self.result}"
+
 
 class AlertEvaluation(models.Model):
     """Marks an event as evaluated, so the sweep can re-enqueue evaluations lost on the way
     (the broker was down when the check finished)."""
 
-    event = models.OneToOneField(Event, on_delete=models.CASCADE, primary_key=True, related_name="alert_evaluation")
+    event = models.OneToOneField(
+        Event, on_delete=models.CASCADE, primary_key=True, related_name="alert_evaluation"
+    )
     evaluated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"event {self.event_id} evaluated"

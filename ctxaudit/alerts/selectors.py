@@ -16,7 +16,9 @@ from ctxaudit.alerts.models import Alert
 STATUS_FILTERS = ("active", "open", "acknowledged", "resolved", "all")
 
 
-def alerts_filtered(qs: QuerySet[Alert], f: dict[str, str], user: AbstractBaseUser | AnonymousUser) -> QuerySet[Alert]:
+def alerts_filtered(
+    qs: QuerySet[Alert], f: dict[str, str], user: AbstractBaseUser | AnonymousUser
+) -> QuerySet[Alert]:
     status = f.get("status") or "active"
     if status == "active":
         qs = qs.filter(status__in=[Alert.Status.OPEN, Alert.Status.ACKNOWLEDGED])
@@ -43,6 +45,13 @@ def alerts_filtered(qs: QuerySet[Alert], f: dict[str, str], user: AbstractBaseUs
 def open_alerts_by_severity(user: AbstractBaseUser | AnonymousUser) -> list[dict[str, Any]]:
     """[{"severity", "count"}] of open, unmuted alerts, most severe first, zero counts included."""
     rows = dict(
-        alerts_for_user(user).filter(status=Alert.Status.OPEN).exclude(muted_until__gt=timezone.now()).values_list("severity").annotate(n=Count("id")).values_list("severity", "n")
+        alerts_for_user(user)
+        .filter(status=Alert.Status.OPEN)
+        .exclude(muted_until__gt=timezone.now())
+        .values_list("severity")
+        .annotate(n=Count("id"))
+        .values_list("severity", "n")
     )
-    return [{"severity": s, "count": rows.get(s, 0)} for s in sorted(SEVERITIES, key=severity_rank, reverse=True)]
+    return [
+        {"severity": s, "count": rows.get(s, 0)} for s in sorted(SEVERITIES, key=severity_rank, reverse=True)
+    ]

@@ -61,7 +61,9 @@ def alert_policy_for_project(project: Project) -> AlertPolicy:
                     min_severity=c["min_severity"],
                     min_per_event=c["min_per_event"],
                     # None in the defaults: follow the project's decay setting.
-                    min_compressions=project.decay_compressions if c.get("min_compressions", 0) is None else c.get("min_compressions", 0),
+                    min_compressions=project.decay_compressions
+                    if c.get("min_compressions", 0) is None
+                    else c.get("min_compressions", 0),
                     enabled=c.get("enabled", True),
                 )
                 for c in missing
@@ -71,7 +73,9 @@ def alert_policy_for_project(project: Project) -> AlertPolicy:
     return policy
 
 
-def alert_policy_update(*, policy: AlertPolicy, user: AbstractBaseUser, enabled: bool, conditions: dict[int, dict[str, Any]]) -> AlertPolicy:
+def alert_policy_update(
+    *, policy: AlertPolicy, user: AbstractBaseUser, enabled: bool, conditions: dict[int, dict[str, Any]]
+) -> AlertPolicy:
     """Set the policy's switch and its conditions' thresholds ({condition id: {field: value}}).
     Raises ValueError naming the first bad value."""
     by_id = {c.pk: c for c in policy.conditions.all()}
@@ -130,7 +134,9 @@ def channel_set_enabled(*, channel: Channel, enabled: bool) -> Channel:
 
 def _rules_of(event: Event) -> dict[str, tuple[str, str]]:
     """{rule_id: (severity, text)} of the rules in force for the event (its own win over the session's)."""
-    rules = {sr.rule_id: (sr.severity, sr.text) for sr in SessionRule.objects.filter(session_id=event.session_id)}
+    rules = {
+        sr.rule_id: (sr.severity, sr.text) for sr in SessionRule.objects.filter(session_id=event.session_id)
+    }
     rules.update({r["id"]: (r.get("severity", "high"), r.get("text", "")) for r in event.rules if "id" in r})
     return rules
 
@@ -194,9 +200,13 @@ def alerts_for_event(event_id: int) -> list[Alert]:
                 sev = kinds.max_severity(sev, rules.get(f.rule_id, ("", ""))[0])
             if kinds.severity_rank(sev) < kinds.severity_rank(cond.min_severity):
                 continue
-            if kind == kinds.RULE_DECAY and cond.min_compressions and f.rule_id:
-                if decay_compressions(event, f.rule_id) < cond.min_compressions:
-                    continue
+            if (
+                kind == kinds.RULE_DECAY
+                and cond.min_compressions
+                and f.rule_id
+                and decay_compressions(event, f.rule_id) < cond.min_compressions
+            ):
+                continue
             qualifying.append((f, sev))
         # "two or more weakened rules in one event": count distinct rules, not duplicate findings.
         distinct = {f.rule_id or f"finding-{f.pk}" for f, _ in qualifying}
@@ -223,7 +233,14 @@ def alerts_for_event(event_id: int) -> list[Alert]:
 
 @transaction.atomic
 def alert_raise(
-    *, project: Project, event: Event, kind: str, rule_id: str, severity: str, message: str, rule_text: str = ""
+    *,
+    project: Project,
+    event: Event,
+    kind: str,
+    rule_id: str,
+    severity: str,
+    message: str,
+    rule_text: str = "",
 ) -> Alert | None:
     """Link `event` to the alert with fingerprint (project, rule_id, kind), creating or reopening it.
 
@@ -237,16 +254,26 @@ def alert_raise(
                 project=project,
                 rule_id=rule_id,
                 kind=kind,
-                defaults={"title": message, "severity": severity, "first_seen": seen, "last_seen": seen, "rule_text": rule_text},
+                defaults={
+                    "title": message,
+                    "severity": severity,
+                    "first_seen": seen,
+                    "last_seen": seen,
+                    "rule_text": rule_text,
+                },
             )
     except IntegrityError:  # a concurrent evaluation created it first
         created = False
     alert = Alert.objects.select_for_update().get(project=project, rule_id=rule_id, kind=kind)
-    _, linked = AlertEvent.objects.get_or_create(alert=alert, event=event, defaults={"severity": severity, "message": message})
+    _, linked = AlertEvent.objects.get_or_create(
+        alert=alert, event=event, defaults={"severity": severity, "message": message}
+    )
     if not linked:
         return None
     alert.count = alert.alert_events.count()
-    alert.session_count = Event.objects.filter(alert_events__alert=alert).values("session_id").distinct().count()
+    alert.session_count = (
+        Event.objects.filter(alert_events__alert=alert).values("session_id").distinct().count()
+    )
     alert.first_seen = min(alert.first_seen, seen)
     alert.last_seen = max(alert.last_seen, seen)
     alert.severity = kinds.max_severity(alert.severity, severity)
@@ -261,7 +288,9 @@ def alert_raise(
         alert.status = Alert.Status.OPEN
         alert.is_regression = True
         alert.resolved_at = None
-        AlertActivity.objects.create(alert=alert, kind=AlertActivity.Kind.REGRESSION, event=event, text="a resolved alert fired again")
+        AlertActivity.objects.create(
+            alert=alert, kind=AlertActivity.Kind.REGRESSION, event=event, text="a resolved alert fired again"
+        )
     alert.save()
     if reason and not alert.is_muted:
         deliveries_create(alert=alert, event=event, reason=reason)
@@ -447,7 +476,12 @@ def delivery_attempt(*, delivery_id: str, last_try: bool = False) -> str:
             res = TRANSPORTS[Channel.Kind(d.channel.kind)](d.channel, d)
         except Exception as e:
             # A bug, not a transient failure: log it on the delivery and fail loudly.
-            _finish(d, SendResult(ok=False, retry=False, result=f"error: {type(e).__name__}: {e}"), t0, last_try=True)
+            _finish(
+                d,
+                SendResult(ok=False, retry=False, result=f"error: {type(e).__name__}: {e}"),
+                t0,
+                last_try=True,
+            )
             raise
     return _finish(d, res, t0, last_try=last_try)
 

@@ -25,7 +25,13 @@ def alerts_evaluate_task(event_id: int) -> None:
     alerts_for_event(event_id)
 
 
-@ctxaudit_task(name="alerts.deliver", bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=DELIVERY_MAX_RETRIES)
+@ctxaudit_task(
+    name="alerts.deliver",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=DELIVERY_MAX_RETRIES,
+)
 def alerts_deliver_task(self: Any, delivery_id: str) -> None:
     """Send one notification; on a transient failure retry with exponential backoff.
 

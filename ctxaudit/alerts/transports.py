@@ -80,7 +80,9 @@ def send_webhook(channel: Channel, delivery: Delivery) -> SendResult:
     if 200 <= code < 300:
         return SendResult(ok=True, retry=False, result=f"HTTP {code}", status_code=code)
     # 5xx, 429 and 408 may pass later; any other 4xx will not.
-    return SendResult(ok=False, retry=code >= 500 or code in (408, 429), result=f"HTTP {code}", status_code=code)
+    return SendResult(
+        ok=False, retry=code >= 500 or code in (408, 429), result=f"HTTP {code}", status_code=code
+    )
 
 
 def send_email(channel: Channel, delivery: Delivery) -> SendResult:
@@ -89,7 +91,9 @@ def send_email(channel: Channel, delivery: Delivery) -> SendResult:
         return SendResult(ok=False, retry=False, result="no recipient")
     p = delivery.payload
     a = p["alert"]
-    subject = f"[ctxaudit] {a['severity']} {p['type']}: {a['kind']} {a['rule_id'] or ''} in {a['project']}".strip()
+    subject = (
+        f"[ctxaudit] {a['severity']} {p['type']}: {a['kind']} {a['rule_id'] or ''} in {a['project']}".strip()
+    )
     lines = [
         f"Alert {a['id']} ({a['status']}{', regression' if a.get('is_regression') else ''})",
         f"Project: {a['project']}",

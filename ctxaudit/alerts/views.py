@@ -64,7 +64,9 @@ def alert_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def alert_summary(request: HttpRequest) -> HttpResponse:
-    return render(request, "ui/partials/_alert_summary.html", {"alert_counts": open_alerts_by_severity(request.user)})
+    return render(
+        request, "ui/partials/_alert_summary.html", {"alert_counts": open_alerts_by_severity(request.user)}
+    )
 
 
 @login_required
@@ -72,7 +74,9 @@ def alert_summary(request: HttpRequest) -> HttpResponse:
 def alert_detail(request: HttpRequest, alert_id: int) -> HttpResponse:
     alert = alert_for_user(request.user, alert_id)
     can_change = can_change_alerts(request.user, alert.project)
-    links = alert.alert_events.select_related("event", "event__session").order_by("-event__occurred_at", "-id")[:200]
+    links = alert.alert_events.select_related("event", "event__session").order_by(
+        "-event__occurred_at", "-id"
+    )[:200]
     ctx = {
         "alert": alert,
         "can_change": can_change,
@@ -87,7 +91,9 @@ def alert_detail(request: HttpRequest, alert_id: int) -> HttpResponse:
 
 
 def _assignable(alert: Alert) -> list[object]:
-    users = get_user_model().objects.filter(memberships__project=alert.project, memberships__role__in=CHANGE_ROLES)
+    users = get_user_model().objects.filter(
+        memberships__project=alert.project, memberships__role__in=CHANGE_ROLES
+    )
     return list(users.order_by("username"))
 
 
@@ -184,7 +190,9 @@ def alert_bulk_acknowledge(request: HttpRequest) -> HttpResponse:
 # --- alert settings of a project: policy and channels -----------------------------------------
 
 
-def _settings_page(request: HttpRequest, project: Project, *, error: str = "", status: int = 200) -> HttpResponse:
+def _settings_page(
+    request: HttpRequest, project: Project, *, error: str = "", status: int = 200
+) -> HttpResponse:
     policy = services.alert_policy_for_project(project)
     can_change = can_change_alerts(request.user, project)
     ctx = {
@@ -221,7 +229,12 @@ def alert_policy_edit(request: HttpRequest, project_id: int) -> HttpResponse:
                 "min_per_event": int(request.POST.get(p + "min_per_event", c.min_per_event)),
                 "min_compressions": int(request.POST.get(p + "min_compressions", c.min_compressions)),
             }
-        services.alert_policy_update(policy=policy, user=request.user, enabled=request.POST.get("enabled") == "on", conditions=conditions)  # type: ignore[arg-type]
+        services.alert_policy_update(
+            policy=policy,
+            user=request.user,
+            enabled=request.POST.get("enabled") == "on",
+            conditions=conditions,
+        )  # type: ignore[arg-type]
     except ValueError as e:
         msg = str(e) if "invalid literal" not in str(e) else "thresholds must be whole numbers"
         return _settings_page(request, project, error=msg, status=400)

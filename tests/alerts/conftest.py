@@ -31,9 +31,13 @@ def checked_event(
 ) -> Event:
     """An ingested event marked checked with exactly `findings` [(kind, severity, rule_id, message)],
     so alert tests do not depend on how the engine rates a given context."""
-    ev = ingest_event(project, session_id=session_id, sequence=sequence, **({"rules": rules} if rules else {}))
+    ev = ingest_event(
+        project, session_id=session_id, sequence=sequence, **({"rules": rules} if rules else {})
+    )
     Finding.objects.filter(event=ev).delete()
-    Finding.objects.bulk_create(Finding(event=ev, kind=k, severity=s, rule_id=r, message=m) for k, s, r, m in findings)
+    Finding.objects.bulk_create(
+        Finding(event=ev, kind=k, severity=s, rule_id=r, message=m) for k, s, r, m in findings
+    )
     Event.objects.filter(pk=ev.pk).update(status=Event.Status.CHECKED, verdict="fail")
     ev.refresh_from_db()
     return ev
@@ -74,7 +78,9 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/ctxaudit"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def __enter__(self) -> Receiver:
         self.thread.start()

@@ -4,7 +4,13 @@ import pytest
 from django.utils import timezone
 
 from ctxaudit.alerts.models import Alert, AlertActivity, AlertCondition, Channel, Delivery
-from ctxaudit.alerts.services import alert_acknowledge, alert_mute, alert_policy_for_project, alert_resolve, alerts_for_event
+from ctxaudit.alerts.services import (
+    alert_acknowledge,
+    alert_mute,
+    alert_policy_for_project,
+    alert_resolve,
+    alerts_for_event,
+)
 from ctxaudit.alerts.tasks import alerts_evaluate_task
 from ctxaudit.audits.models import RuleOutcome
 from tests.alerts.conftest import checked_event
@@ -37,10 +43,18 @@ def test_it_does_not_double_count_a_reevaluated_event(alice) -> None:
 
 def test_it_keeps_different_rules_and_kinds_apart(alice) -> None:
     ev = checked_event(
-        findings=[MISSING_R1, ("rule_missing", "high", "R2", "R2 gone"), ("rule_demoted", "high", "R1", "R1 demoted")]
+        findings=[
+            MISSING_R1,
+            ("rule_missing", "high", "R2", "R2 gone"),
+            ("rule_demoted", "high", "R1", "R1 demoted"),
+        ]
     )
     alerts_for_event(ev.pk)
-    assert sorted(Alert.objects.values_list("rule_id", "kind")) == [("R1", "rule_demoted"), ("R1", "rule_missing"), ("R2", "rule_missing")]
+    assert sorted(Alert.objects.values_list("rule_id", "kind")) == [
+        ("R1", "rule_demoted"),
+        ("R1", "rule_missing"),
+        ("R2", "rule_missing"),
+    ]
 
 
 def test_it_reopens_a_resolved_alert_as_a_regression(alice) -> None:
@@ -71,19 +85,30 @@ def test_it_leaves_an_acknowledged_alert_acknowledged_and_quiet(alice) -> None:
 def test_it_needs_two_weakened_rules_in_one_event(alice) -> None:
     one = checked_event(findings=[("rule_weakened", "medium", "R1", "R1 weaker")], sequence=1)
     assert alerts_for_event(one.pk) == []
-    two = checked_event(findings=[("rule_weakened", "medium", "R1", "R1 weaker"), ("rule_weakened", "medium", "R2", "R2 weaker")], sequence=2)
+    two = checked_event(
+        findings=[
+            ("rule_weakened", "medium", "R1", "R1 weaker"),
+            ("rule_weakened", "medium", "R2", "R2 weaker"),
+        ],
+        sequence=2,
+    )
     assert sorted(a.rule_id for a in alerts_for_event(two.pk)) == ["R1", "R2"]
 
 
 def test_it_alerts_on_a_missing_critical_rule_at_critical_severity(alice) -> None:
-    ev = checked_event(findings=[MISSING_R1], rules=[{"id": "R1", "text": "禁止删除任何业务数据", "severity": "critical"}])
+    ev = checked_event(
+        findings=[MISSING_R1], rules=[{"id": "R1", "text": "禁止删除任何业务数据", "severity": "critical"}]
+    )
     (alert,) = alerts_for_event(ev.pk)
     assert alert.severity == "critical"
     assert alert.rule_text == "禁止删除任何业务数据"
 
 
 def test_it_ignores_findings_below_the_policy_severity(alice) -> None:
-    ev = checked_event(findings=[("rule_missing", "low", "R9", "low rule gone")], rules=[{"id": "R9", "text": "Be nice.", "severity": "low"}])
+    ev = checked_event(
+        findings=[("rule_missing", "low", "R9", "low rule gone")],
+        rules=[{"id": "R9", "text": "Be nice.", "severity": "low"}],
+    )
     assert alerts_for_event(ev.pk) == []
 
 
@@ -100,8 +125,17 @@ def test_it_alerts_on_decay_only_across_enough_compressions(alice) -> None:
     project.save()
     events = []
     for seq in (1, 2, 3):
-        ev = checked_event(findings=[("rule_weakened", "medium", "R1", "weaker"), ("rule_decay", "medium", "R1", "R1 decays")], session_id="decay", sequence=seq)
-        RuleOutcome.objects.create(event=ev, rule_id="R1", text="禁止删除", state="weakened", strength=1 - seq / 4)
+        ev = checked_event(
+            findings=[
+                ("rule_weakened", "medium", "R1", "weaker"),
+                ("rule_decay", "medium", "R1", "R1 decays"),
+            ],
+            session_id="decay",
+            sequence=seq,
+        )
+        RuleOutcome.objects.create(
+            event=ev, rule_id="R1", text="禁止删除", state="weakened", strength=1 - seq / 4
+        )
         events.append(ev)
     assert [a.kind for a in alerts_for_event(events[0].pk)] == []
     assert [a.kind for a in alerts_for_event(events[1].pk)] == []
@@ -173,9 +207,13 @@ def test_it_trusts_the_compressions_the_timelines_declare(alice) -> None:
     """The timelines write data.compressions with a rule_decay finding (event.report)."""
     from ctxaudit.ingest.models import Event
 
-    ev = checked_event(findings=[("rule_decay", "high", "R1", "Rule R1 weakened across 3 compressions in a row")], sequence=3)
+    ev = checked_event(
+        findings=[("rule_decay", "high", "R1", "Rule R1 weakened across 3 compressions in a row")], sequence=3
+    )
     assert alerts_for_event(ev.pk) == []  # no outcomes, nothing declared: 1 compression < 2
-    report = {"findings": [{"kind": "rule_decay", "rule_id": "R1", "severity": "high", "data": {"compressions": 3}}]}
+    report = {
+        "findings": [{"kind": "rule_decay", "rule_id": "R1", "severity": "high", "data": {"compressions": 3}}]
+    }
     Event.objects.filter(pk=ev.pk).update(report=report)
     assert [a.kind for a in alerts_for_event(ev.pk)] == ["rule_decay"]
 

@@ -18,12 +18,17 @@ def get(client, key: str, query: str = ""):
 def alerts(alice, charlie) -> dict[str, Alert]:
     e1 = checked_event(findings=[("rule_missing", "high", "R1", "R1 gone")], session_id="a", sequence=1)
     e2 = checked_event(findings=[("rule_missing", "high", "R1", "R1 gone")], session_id="b", sequence=1)
-    e3 = checked_event(findings=[("claim_promoted", "medium", None, "claim as fact")], session_id="a", sequence=2)
+    e3 = checked_event(
+        findings=[("claim_promoted", "medium", None, "claim as fact")], session_id="a", sequence=2
+    )
     e4 = checked_event("other", findings=[("rule_missing", "high", "R1", "R1 gone")])
     for e in (e1, e2, e3, e4):
         alerts_for_event(e.pk)
     alert_acknowledge(alert=Alert.objects.get(project__name="acme", kind="claim_promoted"), user=alice)
-    return {"missing": Alert.objects.get(project__name="acme", kind="rule_missing"), "other": Alert.objects.get(project__name="other")}
+    return {
+        "missing": Alert.objects.get(project__name="acme", kind="rule_missing"),
+        "other": Alert.objects.get(project__name="other"),
+    }
 
 
 def test_it_lists_open_alerts_of_the_keys_project(client, alerts) -> None:
@@ -31,16 +36,36 @@ def test_it_lists_open_alerts_of_the_keys_project(client, alerts) -> None:
     r = get(client, key, "?status=open")
     assert r.status_code == 200
     (a,) = r.json()
-    assert set(a) == {"id", "status", "severity", "kind", "rule_id", "count", "first_seen", "last_seen", "events"}
+    assert set(a) == {
+        "id",
+        "status",
+        "severity",
+        "kind",
+        "rule_id",
+        "count",
+        "first_seen",
+        "last_seen",
+        "events",
+    }
     missing = alerts["missing"]
-    assert (a["id"], a["status"], a["severity"], a["kind"], a["rule_id"], a["count"]) == (missing.pk, "open", "high", "rule_missing", "R1", 2)
+    assert (a["id"], a["status"], a["severity"], a["kind"], a["rule_id"], a["count"]) == (
+        missing.pk,
+        "open",
+        "high",
+        "rule_missing",
+        "R1",
+        2,
+    )
     assert sorted(a["events"]) == sorted(missing.events.values_list("pk", flat=True))
     assert a["first_seen"].startswith(str(missing.first_seen.year))
 
 
 def test_it_lists_every_status_without_a_filter(client, alerts) -> None:
     rows = get(client, api_key_for("acme", scopes=("read",))).json()
-    assert sorted((x["kind"], x["status"], x["rule_id"]) for x in rows) == [("claim_promoted", "acknowledged", None), ("rule_missing", "open", "R1")]
+    assert sorted((x["kind"], x["status"], x["rule_id"]) for x in rows) == [
+        ("claim_promoted", "acknowledged", None),
+        ("rule_missing", "open", "R1"),
+    ]
 
 
 def test_it_scopes_alerts_to_the_keys_project(client, alerts) -> None:

@@ -20,7 +20,9 @@ pytestmark = [pytest.mark.integration]
 
 def _checked_event(project: Project, n: int) -> int:
     session, _ = Session.objects.get_or_create(project=project, external_id=f"s-{n}")
-    ev = Event.objects.create(project=project, session=session, sequence=1, before=[], after=[], status=Event.Status.CHECKED)
+    ev = Event.objects.create(
+        project=project, session=session, sequence=1, before=[], after=[], status=Event.Status.CHECKED
+    )
     Finding.objects.create(event=ev, kind="rule_missing", severity="high", rule_id="R1", message="R1 gone")
     return ev.pk
 

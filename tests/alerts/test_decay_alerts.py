@@ -14,12 +14,21 @@ pytestmark = pytest.mark.django_db
 def _ingest(decay: dict, seq: int, capture) -> None:
     e = next(x for x in decay["events"] if x["sequence"] == seq)
     with capture(execute=True):
-        ev = ingest_event("acme", session_id="decay", sequence=seq, before=e["before"], after=e["after"], rules=decay["rules"])
+        ev = ingest_event(
+            "acme",
+            session_id="decay",
+            sequence=seq,
+            before=e["before"],
+            after=e["after"],
+            rules=decay["rules"],
+        )
     assert ev.pk
 
 
 @pytest.mark.parametrize("order", [(1, 2, 3), (3, 1, 2), (1, 3, 2), (2, 3, 1), (3, 2, 1)])
-def test_it_raises_a_decay_alert_whatever_the_order_of_checks(alice, shared_dir, django_capture_on_commit_callbacks, order) -> None:
+def test_it_raises_a_decay_alert_whatever_the_order_of_checks(
+    alice, shared_dir, django_capture_on_commit_callbacks, order
+) -> None:
     """Seed §3.5: the rule weakens at each compression. When an earlier compression is checked
     late, the timelines move the decay finding to a later event: that event is evaluated again."""
     decay = json.loads((shared_dir / "samples" / "seed_decay_session.json").read_text())

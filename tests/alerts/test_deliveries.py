@@ -22,12 +22,16 @@ def verify(secret: str, headers: dict[str, str], body: bytes, tolerance: int = 3
     """The receiver's check, as documented in README "Alerts → Verifying webhooks"."""
     ts = headers["X-Ctxaudit-Timestamp"]
     expected = "v1=" + hmac.new(secret.encode(), ts.encode() + b"." + body, hashlib.sha256).hexdigest()
-    return abs(time.time() - int(ts)) <= tolerance and hmac.compare_digest(expected, headers["X-Ctxaudit-Signature"])
+    return abs(time.time() - int(ts)) <= tolerance and hmac.compare_digest(
+        expected, headers["X-Ctxaudit-Signature"]
+    )
 
 
 @pytest.fixture
 def webhook(alice, receiver) -> Channel:
-    return Channel.objects.create(project=alice.memberships.get().project, kind="webhook", name="ops hook", target=receiver.url)
+    return Channel.objects.create(
+        project=alice.memberships.get().project, kind="webhook", name="ops hook", target=receiver.url
+    )
 
 
 def raise_alert(django_capture_on_commit_callbacks, **kw) -> None:
@@ -36,7 +40,9 @@ def raise_alert(django_capture_on_commit_callbacks, **kw) -> None:
         alerts_for_event(ev.pk)
 
 
-def test_it_sends_a_signed_webhook_a_receiver_can_verify(webhook, receiver, django_capture_on_commit_callbacks) -> None:
+def test_it_sends_a_signed_webhook_a_receiver_can_verify(
+    webhook, receiver, django_capture_on_commit_callbacks
+) -> None:
     raise_alert(django_capture_on_commit_callbacks)
     (req,) = receiver.requests
     assert verify(webhook.secret, req["headers"], req["body"])
@@ -53,7 +59,9 @@ def test_it_sends_a_signed_webhook_a_receiver_can_verify(webhook, receiver, djan
     assert [(a.status_code, a.ok) for a in delivery.attempt_log.all()] == [(200, True)]
 
 
-def test_it_retries_a_500_once_and_delivers_once(webhook, receiver, django_capture_on_commit_callbacks) -> None:
+def test_it_retries_a_500_once_and_delivers_once(
+    webhook, receiver, django_capture_on_commit_callbacks
+) -> None:
     receiver.statuses = [500, 200]
     raise_alert(django_capture_on_commit_callbacks)  # the eager task retries at once, no real backoff
     assert len(receiver.requests) == 2
@@ -62,14 +70,19 @@ def test_it_retries_a_500_once_and_delivers_once(webhook, receiver, django_captu
     assert receiver.requests[0]["body"] == receiver.requests[1]["body"]
     delivery = Delivery.objects.get()
     assert (delivery.status, delivery.attempts) == ("sent", 2)
-    assert [(a.number, a.status_code, a.result) for a in delivery.attempt_log.all()] == [(1, 500, "HTTP 500"), (2, 200, "HTTP 200")]
+    assert [(a.number, a.status_code, a.result) for a in delivery.attempt_log.all()] == [
+        (1, 500, "HTTP 500"),
+        (2, 200, "HTTP 200"),
+    ]
     # A duplicated task (e.g. redelivered after a worker restart) sends nothing more.
     alerts_deliver_task.apply(args=[str(delivery.pk)])
     assert delivery_attempt(delivery_id=str(delivery.pk)) == "skipped"
     assert len(receiver.requests) == 2
 
 
-def test_it_retries_with_exponential_backoff(webhook, receiver, django_capture_on_commit_callbacks, monkeypatch) -> None:
+def test_it_retries_with_exponential_backoff(
+    webhook, receiver, django_capture_on_commit_callbacks, monkeypatch
+) -> None:
     """Drive the task's retry path by hand: each transient failure asks Celery for the next countdown."""
     receiver.statuses = [503, 503, 503]
     asked: list[int] = []
@@ -130,8 +143,13 @@ def test_it_retries_when_the_receiver_is_down(alice, django_capture_on_commit_ca
 
 
 def test_it_sends_email_through_django_backends(alice, django_capture_on_commit_callbacks) -> None:
-    Channel.objects.create(project=alice.memberships.get().project, kind="email", target="ops@example.com, sre@example.com")
-    raise_alert(django_capture_on_commit_callbacks, rules=[{"id": "R1", "text": "<b>禁止删除订单</b>", "severity": "high"}])
+    Channel.objects.create(
+        project=alice.memberships.get().project, kind="email", target="ops@example.com, sre@example.com"
+    )
+    raise_alert(
+        django_capture_on_commit_callbacks,
+        rules=[{"id": "R1", "text": "<b>禁止删除订单</b>", "severity": "high"}],
+    )
     (msg,) = mail.outbox
     assert msg.to == ["ops@example.com", "sre@example.com"]
     assert "rule_missing" in msg.subject and "R1" in msg.subject
@@ -149,14 +167,18 @@ def test_it_notifies_a_regression(webhook, receiver, alice, django_capture_on_co
     assert json.loads(receiver.requests[1]["body"])["alert"]["is_regression"] is True
 
 
-def test_it_only_notifies_the_alerts_project(webhook, receiver, charlie, django_capture_on_commit_callbacks) -> None:
+def test_it_only_notifies_the_alerts_project(
+    webhook, receiver, charlie, django_capture_on_commit_callbacks
+) -> None:
     ev = checked_event("other", findings=[MISSING_R1])
     with django_capture_on_commit_callbacks(execute=True):
         alerts_for_event(ev.pk)
     assert receiver.requests == []
 
 
-def test_it_shows_the_delivery_log_on_the_alert(client, alice, webhook, receiver, django_capture_on_commit_callbacks) -> None:
+def test_it_shows_the_delivery_log_on_the_alert(
+    client, alice, webhook, receiver, django_capture_on_commit_callbacks
+) -> None:
     from tests.factories import PASSWORD
 
     receiver.statuses = [500, 200]

@@ -19,7 +19,9 @@ def login(client, user):
 
 
 def test_it_shows_the_policy_and_channels(client, alice, project) -> None:
-    Channel.objects.create(project=project, kind="webhook", name=HOSTILE, target="https://hooks.example.com/x")
+    Channel.objects.create(
+        project=project, kind="webhook", name=HOSTILE, target="https://hooks.example.com/x"
+    )
     body = login(client, alice).get(f"/alerts/projects/{project.pk}/").content.decode()
     assert "rule_missing" in body and "claim_promoted" in body
     assert Channel.objects.get().secret in body
@@ -32,7 +34,12 @@ def test_it_hides_secrets_and_forms_from_reviewers(client, bob, project) -> None
     body = c.get(f"/alerts/projects/{project.pk}/").content.decode()
     assert ch.secret not in body
     assert "Add channel" not in body
-    assert c.post(f"/alerts/projects/{project.pk}/channels/", {"kind": "email", "target": "a@example.com"}).status_code == 403
+    assert (
+        c.post(
+            f"/alerts/projects/{project.pk}/channels/", {"kind": "email", "target": "a@example.com"}
+        ).status_code
+        == 403
+    )
     assert c.post(f"/alerts/projects/{project.pk}/policy/", {"enabled": "on"}).status_code == 403
     assert c.post(f"/alerts/channels/{ch.pk}/toggle/").status_code == 403
 
@@ -41,16 +48,37 @@ def test_it_checks_ownership(client, charlie, project) -> None:
     ch = Channel.objects.create(project=project, kind="webhook", target="https://hooks.example.com/x")
     c = login(client, charlie)
     assert c.get(f"/alerts/projects/{project.pk}/").status_code == 404
-    assert c.post(f"/alerts/projects/{project.pk}/channels/", {"kind": "email", "target": "a@example.com"}).status_code == 404
+    assert (
+        c.post(
+            f"/alerts/projects/{project.pk}/channels/", {"kind": "email", "target": "a@example.com"}
+        ).status_code
+        == 404
+    )
     assert c.post(f"/alerts/channels/{ch.pk}/toggle/").status_code == 404
 
 
 def test_it_adds_and_toggles_channels(client, olga, project) -> None:
     c = login(client, olga)
-    assert c.post(f"/alerts/projects/{project.pk}/channels/", {"kind": "webhook", "name": "pager", "target": "https://hooks.example.com/ctx"}).status_code == 302
-    assert c.post(f"/alerts/projects/{project.pk}/channels/", {"kind": "email", "target": "ops@example.com , sre@example.com"}).status_code == 302
+    assert (
+        c.post(
+            f"/alerts/projects/{project.pk}/channels/",
+            {"kind": "webhook", "name": "pager", "target": "https://hooks.example.com/ctx"},
+        ).status_code
+        == 302
+    )
+    assert (
+        c.post(
+            f"/alerts/projects/{project.pk}/channels/",
+            {"kind": "email", "target": "ops@example.com , sre@example.com"},
+        ).status_code
+        == 302
+    )
     hook, email = Channel.objects.order_by("id")
-    assert (hook.kind, hook.target, len(hook.secret) > 30) == ("webhook", "https://hooks.example.com/ctx", True)
+    assert (hook.kind, hook.target, len(hook.secret) > 30) == (
+        "webhook",
+        "https://hooks.example.com/ctx",
+        True,
+    )
     assert email.target == "ops@example.com, sre@example.com"
     assert c.post(f"/alerts/channels/{hook.pk}/toggle/").status_code == 302
     hook.refresh_from_db()
@@ -59,7 +87,11 @@ def test_it_adds_and_toggles_channels(client, olga, project) -> None:
 
 @pytest.mark.parametrize(
     ("kind", "target", "error"),
-    [("webhook", "file:///etc/passwd", "http:// or https://"), ("email", "not-an-address", "not an email address"), ("sms", "123", "kind")],
+    [
+        ("webhook", "file:///etc/passwd", "http:// or https://"),
+        ("email", "not-an-address", "not an email address"),
+        ("sms", "123", "kind"),
+    ],
 )
 def test_it_rejects_bad_channels(client, olga, project, kind, target, error) -> None:
     r = login(client, olga).post(f"/alerts/projects/{project.pk}/channels/", {"kind": kind, "target": target})
@@ -73,7 +105,13 @@ def test_it_edits_the_policy(client, olga, project) -> None:
     data = {"enabled": "on"}
     for cnd in policy.conditions.all():
         p = f"cond-{cnd.pk}-"
-        data.update({p + "min_severity": cnd.min_severity, p + "min_per_event": cnd.min_per_event, p + "min_compressions": cnd.min_compressions})
+        data.update(
+            {
+                p + "min_severity": cnd.min_severity,
+                p + "min_per_event": cnd.min_per_event,
+                p + "min_compressions": cnd.min_compressions,
+            }
+        )
         if cnd.kind != "rule_weakened":
             data[p + "enabled"] = "on"
     missing = policy.conditions.get(kind="rule_missing")
@@ -86,7 +124,9 @@ def test_it_edits_the_policy(client, olga, project) -> None:
 
 def test_it_rejects_a_bad_threshold(client, olga, project) -> None:
     cnd = alert_policy_for_project(project).conditions.get(kind="rule_missing")
-    r = login(client, olga).post(f"/alerts/projects/{project.pk}/policy/", {f"cond-{cnd.pk}-min_per_event": "many"})
+    r = login(client, olga).post(
+        f"/alerts/projects/{project.pk}/policy/", {f"cond-{cnd.pk}-min_per_event": "many"}
+    )
     assert r.status_code == 400
     assert "whole numbers" in r.content.decode()
 

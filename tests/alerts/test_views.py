@@ -52,7 +52,10 @@ def test_it_filters(client, alice, alert) -> None:
     assert f"/alerts/{alert.pk}/" not in c.get("/alerts/?status=resolved").content.decode()
     assert f"/alerts/{alert.pk}/" not in c.get("/alerts/?severity=low").content.decode()
     assert f"/alerts/{alert.pk}/" not in c.get("/alerts/?assignee=me").content.decode()
-    assert f"/alerts/{alert.pk}/" in c.get("/alerts/?rule=R1&kind=rule_missing&project=acme&assignee=none").content.decode()
+    assert (
+        f"/alerts/{alert.pk}/"
+        in c.get("/alerts/?rule=R1&kind=rule_missing&project=acme&assignee=none").content.decode()
+    )
 
 
 @pytest.mark.parametrize("url", ["/alerts/", "/alerts/{pk}/"])
@@ -83,6 +86,9 @@ def test_it_lets_reviewers_read_but_not_change(client, bob, alert) -> None:
     c = login(client, bob)
     body = c.get(f"/alerts/{alert.pk}/").content.decode()
     assert "Acknowledge" not in body
+    listing = c.get("/alerts/").content.decode()
+    assert f"/alerts/{alert.pk}/" in listing
+    assert "Acknowledge selected" not in listing and 'name="alert"' not in listing
     for url, data in [
         ("status", {"action": "acknowledge"}),
         ("assign", {"assignee": ""}),
@@ -132,7 +138,10 @@ def test_it_bulk_acknowledges_with_csrf(olga, alert) -> None:
     assert c.post("/alerts/acknowledge/", {"alert": [alert.pk, alert2.pk]}).status_code == 403  # no token
     page = c.get("/alerts/")
     token = page.cookies["csrftoken"].value
-    r = c.post("/alerts/acknowledge/", {"alert": [alert.pk, alert2.pk], "csrfmiddlewaretoken": token, "query": "status=open&x=1"})
+    r = c.post(
+        "/alerts/acknowledge/",
+        {"alert": [alert.pk, alert2.pk], "csrfmiddlewaretoken": token, "query": "status=open&x=1"},
+    )
     assert r.status_code == 302
     assert r["Location"] == "/alerts/?status=open"
     assert set(Alert.objects.values_list("status", flat=True)) == {"acknowledged"}

@@ -32,8 +32,15 @@ def test_it_retries_a_webhook_with_backoff_and_delivers_it_once(client, workers,
         receiver.fail_first_per_notification = True
         Channel.objects.create(project=Project.objects.get(name="acme"), kind="webhook", target=receiver.url)
         workers.start()
-        body = event_payload(rules=[{"id": "R1", "text": "只能查询订单，禁止新增、修改、删除订单。", "severity": "critical"}])
-        r = client.post("/api/v1/events", data=json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
+        body = event_payload(
+            rules=[{"id": "R1", "text": "只能查询订单，禁止新增、修改、删除订单。", "severity": "critical"}]
+        )
+        r = client.post(
+            "/api/v1/events",
+            data=json.dumps(body),
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        )
         assert r.status_code == 202
         missing = Delivery.objects.filter(alert__kind="rule_missing", alert__rule_id="R1")
         _wait(lambda: missing.filter(status="sent").exists(), 90, "the webhook delivered")
@@ -43,9 +50,13 @@ def test_it_retries_a_webhook_with_backoff_and_delivers_it_once(client, workers,
         assert [code for code, _ in attempts] == [500, 200]
         gap = (attempts[1][1] - attempts[0][1]).total_seconds()
         assert gap >= 0.9  # the countdown, not an immediate retry
-        mine = [q for q in receiver.requests if q["headers"]["X-Ctxaudit-Notification-Id"] == str(delivery.pk)]
+        mine = [
+            q for q in receiver.requests if q["headers"]["X-Ctxaudit-Notification-Id"] == str(delivery.pk)
+        ]
         assert len(mine) == 2  # the 500 and the retry, nothing more
         assert mine[0]["body"] == mine[1]["body"]
         assert Alert.objects.get(kind="rule_missing", rule_id="R1").severity == "critical"
     with capsys.disabled():
-        print(f"\n[alerts] webhook 500 then 200 through a real worker: 2 attempts, retried after {gap:.2f}s, delivered once")
+        print(
+            f"\n[alerts] webhook 500 then 200 through a real worker: 2 attempts, retried after {gap:.2f}s, delivered once"
+        )

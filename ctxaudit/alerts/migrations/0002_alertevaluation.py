@@ -6,18 +6,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('alerts', '0001_initial'),
-        ('ingest', '0001_initial'),
+        ("alerts", "0001_initial"),
+        ("ingest", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AlertEvaluation',
+            name="AlertEvaluation",
             fields=[
-                ('event', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='alert_evaluation', serialize=False, to='ingest.event')),
-                ('evaluated_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "event",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="alert_evaluation",
+                        serialize=False,
+                        to="ingest.event",
+                    ),
+                ),
+                ("evaluated_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
         ),
     ]

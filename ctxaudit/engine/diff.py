@@ -59,6 +59,7 @@ class Limits:
     max_gap_product: int = 4_000_000  # SequenceMatcher on a gap without anchors up to len(a)*len(b)
     max_pairing_product: int = 10_000  # similarity pairing inside a block up to m*n messages
     similarity_chars: int = 20_000  # chars of each message used for similarity
+    max_pinned_messages: int = 30  # per run: messages kept visible because they hold a highlight
     collapse: bool = True
 
 
@@ -160,6 +161,8 @@ class ContextDiff:
     rows: tuple[Row, ...]
     counts: dict[str, int] = field(default_factory=dict)  # messages per row kind: equal/changed/deleted/inserted
     notes: tuple[str, ...] = ()
+    # Highlight anchors present in the rows (the others sit inside a collapsed run).
+    anchors: frozenset[str] = frozenset()
 
 
 # --- sequence diff ------------------------------------------------------------------------------
@@ -713,8 +716,8 @@ def diff_contexts(before: Sequence[Message], after: Sequence[Message], *, highli
                 i, j = ti + 1, tj + 1
             else:
                 i, j = i2, j2
-    notes = ()
-    return ContextDiff(tuple(rows), counts, notes)
+    anchors = frozenset(a for side in (*sides_b.values(), *sides_a.values()) for a in side.placed)
+    return ContextDiff(tuple(rows), counts, (), anchors)
 
 
 def _equal_row(sb: _Side, sa: _Side, limits: Limits) -> Row:
@@ -758,6 +761,15 @@ def _onesided_run(sides: dict[int, _Side], idx: list[int], side: Side, limits: L
 def _runs(n: int, pinned: list[bool], row, collapsed, ctx: int, min_run: int, limits: Limits) -> list[Row]:  # type: ignore[no-untyped-def]
     if not limits.collapse or n < min_run:
         return [row(k) for k in range(n)]
+    # Highlights keep their messages visible, up to a budget: a context where every message
+    # holds evidence (hundreds of extracted rules) must still collapse. ContextDiff.anchors
+    # tells the page which highlights stayed visible.
+    budget = limits.max_pinned_messages
+    kept = []
+    for p in pinned:
+        kept.append(p and budget > 0)
+        budget -= 1 if p else 0
+    pinned = kept
     out: list[Row] = []
     k = 0
     while k < n:

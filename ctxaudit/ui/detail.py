@@ -56,8 +56,11 @@ def detail_highlights(report: dict[str, Any], findings: Iterable[Any]) -> list[H
     return out
 
 
-def rule_items(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each rule of the report with the anchors of its evidence on each side."""
+def rule_items(report: dict[str, Any], shown: frozenset[str] | None = None) -> list[dict[str, Any]]:
+    """Each rule of the report with the anchors of its evidence on each side, lost rules first.
+
+    shown: anchors on the page (ContextDiff.anchors); a link to any other goes to the
+    uncollapsed page (?full=1#anchor)."""
     items = []
     for i, r in enumerate(report.get("rules") or []):
         spans = _spans(r.get("evidence"))
@@ -68,17 +71,28 @@ def rule_items(report: dict[str, Any]) -> list[dict[str, Any]]:
         items.append(
             {
                 "r": r,
-                "before": [{"span": s, "anchor": a} for s, a in before],
-                "after": [{"span": s, "anchor": a} for s, a in after],
+                "before": [{"span": s, "anchor": a, "href": _href(a, shown)} for s, a in before],
+                "after": [{"span": s, "anchor": a, "href": _href(a, shown)} for s, a in after],
                 "strength_pct": round(float(strength) * 100) if isinstance(strength, int | float) else None,
             }
         )
+    order = {"missing": 0, "weakened": 1}
+    items.sort(key=lambda it: (order.get(it["r"].get("state"), 3 if not it["r"].get("demoted") else 2)))
     return items
 
 
-def finding_items(findings: Iterable[Any]) -> list[dict[str, Any]]:
+def _href(anchor: str, shown: frozenset[str] | None) -> str:
+    return f"#{anchor}" if shown is None or anchor in shown else f"?full=1#{anchor}"
+
+
+def finding_items(findings: Iterable[Any], shown: frozenset[str] | None = None) -> list[dict[str, Any]]:
     return [
-        {"f": f, "evidence": [{"span": s, "anchor": f"finding-{i}-{k}"} for k, s in enumerate(_spans(f.evidence))]}
+        {
+            "f": f,
+            "evidence": [
+                {"span": s, "anchor": f"finding-{i}-{k}", "href": _href(f"finding-{i}-{k}", shown)} for k, s in enumerate(_spans(f.evidence))
+            ],
+        }
         for i, f in enumerate(findings)
     ]
 

@@ -17,6 +17,7 @@ from ctxaudit.projects.access import event_for_user, events_for_user, projects_f
 from ctxaudit.ui.detail import detail_highlights, finding_items, rule_items, token_table
 
 PAGE_SIZE = 50
+LIST_CAP = 50  # rules and findings shown on the event page before "show all"
 VERDICTS = ("fail", "pass", "pending", "error")
 
 
@@ -69,11 +70,18 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
         highlights=detail_highlights(report, findings),
         limits=Limits(collapse=not full),
     )
+    rules = rule_items(report, diff.anchors)
+    items = finding_items(findings, diff.anchors)
+    all_items = request.GET.get("all") == "1"
     ctx = {
         "event": event,
         "report": report,
-        "rules": rule_items(report),
-        "findings": finding_items(findings),
+        # Hundreds of extracted rules happen (long system prompts): show the lost ones first, capped.
+        "rules": rules if all_items else rules[:LIST_CAP],
+        "rules_total": len(rules),
+        "findings": items if all_items else items[:LIST_CAP],
+        "findings_total": len(items),
+        "list_cap": LIST_CAP,
         "tokens": token_table(report),
         "diff": diff,
         "full": full,

@@ -177,3 +177,14 @@ def test_it_puts_a_summary_beside_the_turns_it_replaced() -> None:
     assert [r.before.index for r in block.before_rows] == [1, 2, 3]
     assert [r.after.index for r in block.after_rows] == [1]
     assert block.after_rows[0].after.kind == "summary"
+
+
+def test_it_collapses_runs_full_of_highlights_past_a_budget_and_says_which_anchors_show() -> None:
+    before = [Message("system", "s")] + [Message("user", f"never delete order {i}") for i in range(100)]
+    after = [Message("system", "s2"), Message("user", "summary")]
+    hls = [Highlight("before", i, 0, 12, f"rule-{i}-before", "hl-rule hl-missing") for i in range(1, 101)]
+    d = diff_contexts(before, after, highlights=hls, limits=Limits(max_pinned_messages=10))
+    assert len(d.anchors) < 100
+    assert "rule-1-before" in d.anchors
+    assert "rule-100-before" not in d.anchors or "rule-50-before" not in d.anchors
+    assert len(diff_contexts(before, after, highlights=hls, limits=Limits(collapse=False)).anchors) == 100

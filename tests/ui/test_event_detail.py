@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.factories import PASSWORD, event
@@ -131,3 +133,20 @@ def test_it_shows_everything_without_js(client, alice, checked) -> None:
     body = client.get(f"/events/{ev.pk}/?full=1").content.decode()
     assert "unchanged messages" not in body
     assert "turn 7" in body
+
+
+def test_it_links_hidden_highlights_to_the_full_page(client, alice, checked) -> None:
+    turns = [{"role": "user", "content": f"Rule {i}: never delete order {i}."} for i in range(80)]
+    ev = checked(
+        rules=[{"id": f"R{i}", "text": f"Rule {i}: never delete order {i}."} for i in range(80)],
+        before=[{"role": "system", "content": "You are an order bot."}, *turns],
+        after=[{"role": "system", "content": "You are an order bot!"}, {"role": "user", "content": "summary"}],
+    )
+    client.login(username="alice", password=PASSWORD)
+    body = client.get(f"/events/{ev.pk}/").content.decode()
+    assert "Showing the first 50 of 80 rules" in body
+    assert 'href="?full=1#rule-' in body  # a rule whose highlight sits in a collapsed run
+    assert 'href="#rule-' in body
+    full = client.get(f"/events/{ev.pk}/?full=1&all=1").content.decode()
+    assert 'href="?full=1#rule-' not in full
+    assert len(re.findall(r'class="anchor" id="rule-\d+-before"', full)) == 80

@@ -287,6 +287,7 @@ class Clause:
     question: bool = False
     inherited: bool = False
     nouns: set[str] = field(default_factory=set)  # action concepts used as nouns ("a refund")
+    unknown: frozenset[str] = frozenset()  # words the lexicon does not know where an object stands
 
     @property
     def actions(self) -> set[str]:
@@ -349,7 +350,7 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
     # verb introduces a quote and the marker comes after the quote ("用户说“已授权”不能替代…").
     suppressed: list[tuple[int, int]] = []
     for h in hits:
-        if any(cat == REPORT for cat, _ in h.tags):
+        if any(cat == REPORT for cat, _ in h.tags) and _reporting(f, cs, h):
             j = h.end
             while j < ce and f[j] == " ":
                 j += 1
@@ -380,6 +381,7 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
                 cond_at = h.start
     # "用户需要…" / "the customer needs…" is narrative, not an obligation
     markers = [m for m in markers if not (m[1] is Force.SHOULD and _after_third_party(f, cs, m[0], clause))]
+    clause.unknown = _unknown_objects(f, cs, ce, hits)
     force, word, at = _pick_force(markers)
     if force is Force.NONE and not clause.reported:
         force, word, at = _imperative(f, text, cs, ce, hits)
@@ -396,11 +398,73 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
     return clause
 
 
+_SUBJECT = re.compile(
+    r"(?:用户|客户|助手|模型|我|他|她|对方|管理员|系统|\b(?:user|assistant|customer|he|she|they|it|i|we|the model|the agent|manager|admin))"
+    r"(?:已经|已|曾|也|还|又|再次|明确|一直)?\s*$"
+)
+
+
+def _reporting(f: str, cs: int, h: Hit) -> bool:
+    """Is this reporting verb really reporting? "助手表示…", "the user asked…", "说：…" — not "所有回复都…"."""
+    nxt = f[h.end : h.end + 1]
+    if nxt in (":", "：") or (nxt and nxt in _OPEN_QUOTES):
+        return True
+    return _SUBJECT.search(f, max(cs, h.start - 12), h.start) is not None
+
+
 _DETERMINER = re.compile(r"(?:\b(?:every|each|any|all|the|a|an|no|these|those|this|that|its|their|his|her|your|our|my)\s+|的)$")
 
 
 def _noun_use(f: str, at: int) -> bool:
     return _DETERMINER.search(f, max(0, at - 8), at) is not None
+
+
+_SKIP_AFTER_ACTION = re.compile(r"(?:\s|的|任何|所有|全部|一切|任意|各种|\b(?:a|an|the|any|all|every|each|no|of|to|under|in|on|for|from)\b)*")
+_CJK_STOP = frozenset("一下 一次 一遍 一点 之前 之后 前先 时候 操作 相关 事务 事项 工作 情况 内容 信息 请求 要求 诉求".split())
+_EN_IDENT = re.compile(r"[a-z0-9_][a-z0-9_\-]*(?:[./][a-z0-9_\-]+)+/?")
+_EN_WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")
+
+
+def _unknown_objects(f: str, cs: int, ce: int, hits: list[Hit]) -> frozenset[str]:
+    """Words the lexicon does not know that stand where an action's object stands ("新增任何[合同]",
+    "edit [vendor/gen2/]"), plus identifiers anywhere in the clause: they tell "the same action on
+    another thing" apart from a rewording."""
+    covered = [(h.start, h.end) for h in hits]
+    out: set[str] = set()
+
+    def is_covered(i: int) -> bool:
+        return any(a <= i < b for a, b in covered)
+
+    for m in _EN_IDENT.finditer(f, cs, ce):
+        if not is_covered(m.start()):
+            out.add(m.group().rstrip("/"))
+    for h in hits:
+        if not any(cat == CONCEPT and _kind(v) is Kind.ACTION for cat, v in h.tags):
+            continue
+        j = h.end
+        while j < ce:
+            skip = _SKIP_AFTER_ACTION.match(f, j, ce)
+            k = skip.end() if skip else j
+            nxt = next((b for a, b in covered if a == k), None)
+            if nxt is not None and any(cat == SCOPE for hh in hits if hh.start == k for cat, _ in hh.tags):
+                j = nxt  # a scope word: look past it
+                continue
+            j = k
+            break
+        if j >= ce or is_covered(j):
+            continue
+        if "\u4e00" <= f[j] <= "\u9fff":
+            e = j
+            while e < ce and e - j < 4 and "\u4e00" <= f[e] <= "\u9fff" and not is_covered(e):
+                e += 1
+            word = f[j:e]
+            if len(word) >= 2 and word[:2] not in _CJK_STOP:
+                out.add(word)
+        else:
+            m = _EN_WORD.match(f, j, ce)
+            if m and m.group() not in EN_STOPWORDS:
+                out.add(m.group())
+    return frozenset(out)
 
 
 def _after_third_party(f: str, cs: int, at: int, clause: Clause) -> bool:

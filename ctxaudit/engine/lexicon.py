@@ -173,7 +173,7 @@ A, O, G = Kind.ACTION, Kind.OBJECT, Kind.GENERIC
 # §4.1 (the order assistant's four rules), §3.5 (decay) and S2 §5 (indirect injection).
 CONCEPTS: tuple[Concept, ...] = (
     # --- write actions (seed 000 §4.1 rule 1) ---
-    _c("write", A, "写操作", "write operations", "写操作|写入|写|write operation|write operations|write access|writes|write"),
+    _c("write", A, "写操作", "write operations", "写操作|写入|写数据|write operation|write operations|write access|writes|write"),
     _c("delete", A, "删除", "delete", "删除|删掉|删|移除|清除|清空|抹掉|销毁|delete|remove|erase|drop|purge|wipe|destroy|truncate", parent="write"),
     _c("modify", A, "修改", "modify", "修改|更改|变更|改动|编辑|篡改|更新|modify|change|edit|update|alter|amend|overwrite", parent="write"),
     _c("create", A, "新增", "create", "新增|新建|创建|添加|增加|插入|create|add|insert", parent="write"),
@@ -209,6 +209,7 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("instruction", O, "指令", "instructions", "指令|指示|规则|系统提示词|提示词|instruction|instructions|system prompt|rules|policy|policies"),
     _c("ignore", A, "忽略", "ignore", "忽略|无视|绕过|违反|ignore|disregard|bypass|override|violate"),
     _c("code", O, "代码", "code", "代码|编码|编程|code|coding|programming"),
+    _c("use", G, "使用", "use", "使用|采用|用|use|utilize|utilise"),
     _c("user", G, "用户", "user", "用户|客户|顾客|user|users|customer|customers|client"),
     _c("amount", O, "金额", "amount", "金额|额度|amount|大额|large|high-value"),
 )

@@ -164,10 +164,12 @@ def compare_clause(
     rule_specific = [c for c in rc.concepts if _specific(c) and c not in rc.condition]
     cand_specific = {cid for cl in carriers for cid in cl.concepts if _specific(cid)}
     unrelated = cand_specific - matched_cands
-    if rule_specific and unrelated and not any(c in credit for c in rule_specific):
+    unknown = {w for cl in carriers for w in cl.unknown} - {c.removeprefix("fb:") for c in matched_cands}
+    if rule_specific and (unrelated or unknown) and not any(c in credit for c in rule_specific):
         return None
     core_idents = [c for c in core if fallback.get(c, 0.0) >= IDENT_WEIGHT]
-    if core_idents and not any(c in credit for c in core_idents) and any(fallback.get(c, 0.0) >= IDENT_WEIGHT for c in unrelated):
+    other_idents = [c for c in unrelated if fallback.get(c, 0.0) >= IDENT_WEIGHT] + [w for w in unknown if "/" in w or "." in w]
+    if core_idents and not any(c in credit for c in core_idents) and other_idents:
         return None
     if core_actions and any(c in credit for c in core_actions):
         pass
@@ -231,7 +233,13 @@ def compare_clause(
         factor *= PENALTY["narrowed"]
         lost.append(_fmt_pairs("范围缩小", "scope narrowed", rule_text, rc, nar, how, window_text, window_base, carriers, zh))
     hard_after = force_after in HARD_FORCES
-    if rc.scope and not hard_after and not any(c.scope for c in carriers):
+    if rc.scope and unrelated and not any(c.scope for c in carriers):
+        # "禁止删除任何业务数据" → "禁止删除订单数据": a qualifier took the place of the quantifier
+        factor *= PENALTY["narrowed"]
+        names = "、".join(_cand_word(window_text, window_base, carriers, u) for u in sorted(unrelated))
+        words = "、".join(dict.fromkeys(rc.scope))
+        lost.append(f"范围缩小：{words} → {names} / scope narrowed: {words} → {names}" if zh else f"scope narrowed: {words} → {names}")
+    elif rc.scope and not hard_after and not any(c.scope for c in carriers):
         factor *= PENALTY["scope"]
         words = "、".join(dict.fromkeys(rc.scope))
         lost.append(f"范围词丢失：{words} / scope dropped: {words}" if zh else f"scope dropped: {words}")
@@ -260,6 +268,11 @@ def _kind(cid: str) -> Kind:
 def _specific(cid: str) -> bool:
     """A specific object: a lexicon object (not 用户/data) or a word the lexicon does not know."""
     return _kind(cid) is Kind.OBJECT
+
+
+def _cand_word(window_text: str, window_base: int, carriers: list[Clause], cid: str) -> str:
+    span = next((cl.concepts[cid] for cl in carriers if cid in cl.concepts), None)
+    return window_text[span[0] - window_base : span[1] - window_base] if span else cid.removeprefix("fb:")
 
 
 def _force_label(force: Force, word: str, zh: bool) -> str:

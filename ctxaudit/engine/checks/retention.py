@@ -161,7 +161,11 @@ class SideIndex:
         if got is None:
             a, b = self.sentence_span(pos, si)
             content = self.msgs[pos][1].content
-            got = self._parsed[key] = parse(content[a:b], self.matcher, base=a, folded=self.folded(pos)[a:b])
+            got = parse(content[a:b], self.matcher, base=a, folded=self.folded(pos)[a:b])
+            if self.msgs[pos][1].role == "user":
+                # a bare imperative in a user message is a request ("Show me account 55102"), not a rule
+                got = [replace(c, force=Force.NONE, force_word="") if c.force is Force.IMPERATIVE else c for c in got]
+            self._parsed[key] = got
         return got
 
     def window(self, w: _Window) -> tuple[list[Clause], str, int, bool]:

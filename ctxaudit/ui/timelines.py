@@ -31,7 +31,7 @@ POINTS_PER_PAGE = 2500
 # Chart geometry, in SVG user units (1 unit = 1 CSS px at the SVG's natural width).
 LEFT, RIGHT, TOP, BOTTOM = 48, 24, 34, 30
 PLOT_H = 140
-STEP_MIN, STEP_MAX, FIT_WIDTH = 10, 64, 760
+STEP_MIN, STEP_MAX, FIT_WIDTH = 10, 380, 760
 # Shapes (and glyphs in the table) carry the state, so the chart reads without colour.
 GLYPHS = {"retained": "●", "weakened": "▼", "missing": "✕", "pending": "…", "error": "!"}
 

@@ -145,3 +145,20 @@ def test_it_shows_an_ingested_session(alice_client, project, django_capture_on_c
     html = alice_client.get(f"/sessions/{session.pk}/").content.decode()
     assert html.count('<svg class="timeline-chart"') == session.rules_in_force.count() >= 2
     assert "compression 1: missing" in html
+
+
+def test_it_shows_unchecked_compressions_without_a_point(alice_client, project) -> None:
+    session, events = build_session(project, {"R1": [1.0, 0.5, 0.4]}, pending=[1, 2])
+    html = alice_client.get(f"/sessions/{session.pk}/").content.decode()
+    assert "2 compressions not checked yet." in html
+    assert html.count("<title>Rule R1, compression") == 1  # only the checked one is plotted
+    assert "… pending</td><td>–</td>" in html  # the table lists it
+
+
+def test_it_shows_a_session_without_rules(alice_client, project) -> None:
+    from ctxaudit.ingest.models import Event, Session
+
+    session = Session.objects.create(project=project, external_id="empty")
+    Event.objects.create(project=project, session=session, sequence=1, before=[], after=[], status="checked", verdict="pass")
+    html = alice_client.get(f"/sessions/{session.pk}/").content.decode()
+    assert "No rules in force in this session." in html

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from html.parser import HTMLParser
+
 import pytest
 from django.test import Client
 
@@ -179,3 +181,38 @@ def test_it_mutes_until_a_time_and_unmutes(client, olga, alert) -> None:
     alert.refresh_from_db()
     assert alert.muted_until is None
     assert list(alert.activities.values_list("kind", flat=True))[-2:] == ["muted", "unmuted"]
+
+
+class _DisabledText(HTMLParser):
+    """Collects text containing `needle` that is NOT inside an element with hx-disable."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self, needle: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.needle, self.stack, self.exposed, self.seen = needle, [], [], 0
+
+    def handle_starttag(self, tag, attrs) -> None:
+        if tag not in self.VOID:
+            self.stack.append((tag, any(k == "hx-disable" for k, _ in attrs)))
+
+    def handle_endtag(self, tag) -> None:
+        while self.stack:
+            if self.stack.pop()[0] == tag:
+                break
+
+    def handle_data(self, data) -> None:
+        if self.needle in data:
+            self.seen += 1
+            if not any(flag for _, flag in self.stack):
+                self.exposed.append(data)
+
+
+@pytest.mark.parametrize("url", ["/alerts/", "/alerts/{pk}/"])
+def test_it_puts_foreign_text_inside_hx_disable(client, olga, alert, url) -> None:
+    c = login(client, olga)
+    c.post(f"/alerts/{alert.pk}/comments/", {"text": HOSTILE})
+    parser = _DisabledText("<script>alert(1)</script>")
+    parser.feed(c.get(url.format(pk=alert.pk)).content.decode())
+    assert parser.seen
+    assert parser.exposed == []

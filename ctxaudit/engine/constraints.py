@@ -256,8 +256,8 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
 
 # Clause ends: Chinese and ASCII punctuation (after folding), line ends, and an English full stop
 # followed by a space. A comma inside a number ("$1,000") does not end a clause.
-_CLAUSE_END = re.compile(r"[。！？；;!?\n:：]|,(?!\d)|(?<=[^\s\d])\.(?=\s|$)")
-_SENTENCE_END = re.compile(r"[。！？；;!?\n:：]|(?<=[^\s\d])\.(?=\s|$)")
+_CLAUSE_END = re.compile(r"[。！？；;!?\n：]|:(?!//)|,(?!\d)|(?<=[^\s\d])\.(?=\s|$)")
+_SENTENCE_END = re.compile(r"[。！？；;!?\n：]|:(?!//)|(?<=[^\s\d])\.(?=\s|$)")
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_/.\-])[$¥￥€£]?\d[\d,]*(?:\.\d+)?%?(?![A-Za-z0-9_/\-])")
 _LEAD = re.compile(r"[\s\-*•>#]*(?:\(?\d+[.)、]|[一二三四五六七八九十]+、|（\d+）)?\s*(?:请|please\s+)?")
 _OPEN_QUOTES = "“\"「『'‘《"

@@ -55,7 +55,9 @@ _NOT_INSTRUCTIONS = (
 )
 _CASUAL_DONT = {"don't", "do not", "dont", "不要", "别", "请勿", "不用"}
 SYSTEM_FORCES = (Force.PROHIBITION, Force.OBLIGATION, Force.RESTRICTION, Force.SHOULD)
-USER_HARD = (Force.PROHIBITION, Force.OBLIGATION, Force.RESTRICTION)
+USER_HARD = (Force.PROHIBITION, Force.OBLIGATION)  # "save only useful chats" is a request, not a rule
+# Pasted logs, paths and file names are not instructions even when a word in them reads "always".
+_NOT_PROSE = re.compile(r"\t|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}| - (?:INFO|DEBUG|WARNING|ERROR) - |\w-(?:always|never)\b|\b(?:always|never)-\w|\.\w{1,4}\s*\(\d")
 
 
 def rule_id_for(text: str) -> str:
@@ -129,7 +131,7 @@ def is_standing(sentence: str) -> bool:
     "From now on, answer in English." → True; "先不要写代码" → False; "你必须用中文回答" → True.
     """
     folded = fold(sentence).strip()
-    if folded.endswith(("?", "？")) or _NARRATIVE_SUBJECT.match(folded):
+    if folded.endswith(("?", "？")) or _NARRATIVE_SUBJECT.match(folded) or _NOT_PROSE.search(folded):
         return False
     hits = base_matcher().scan(folded)
     standing = any(cat == STANDING for h in hits for cat, _ in h.tags)

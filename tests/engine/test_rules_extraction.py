@@ -48,6 +48,10 @@ def test_it_extracts_english_rules_and_skips_role_descriptions() -> None:
         ("implement option A", False),
         ("Can you always use tabs?", False),
         ("It always fails on CI.", False),
+        ("save only useful/not empty chats to file", False),  # a request with "only"
+        ("always-use-aimd-for-coding-rules-check-previous-talks.md\tide_opened_file", False),  # a file name
+        ("2025-11-09 10:36:54,391 - src.exporters - INFO - always export", False),  # a pasted log line
+        ("When in doubt with markdown format, always rely on official documentation: https://spec.commonmark.org", True),
     ],
 )
 def test_it_tells_standing_instructions_from_one_off_requests(sentence: str, standing: bool) -> None:

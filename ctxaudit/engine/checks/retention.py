@@ -333,6 +333,9 @@ def prepare_rules(rules: tuple[Rule, ...] | list[Rule]) -> tuple[Matcher, dict[s
         sq = squeeze(fold(r.text))
         locate = re.compile((_PUNCT_CLASS + "*").join(re.escape(ch) for ch in sq)) if sq else re.compile(r"(?!x)x")
         clauses = [c for c in parse(r.text, matcher) if c.concepts]
+        if any(c.force is not Force.NONE for c in clauses):
+            # a forceless clause ("When in doubt, always rely on …") is context, not a part to keep
+            clauses = [c for c in clauses if c.force is not Force.NONE]
         models.append(RuleModel(r, sq, locate, clauses, [clause_weights(c, fallback) for c in clauses]))
     return matcher, fallback, models
 

@@ -123,6 +123,40 @@ def channel_create(*, project: Project, kind: str, name: str, target: str) -> Ch
     return Channel.objects.create(project=project, kind=kind, name=name.strip()[:100], target=target)
 
 
+def channel_test(*, channel: Channel) -> str:
+    """Send a signed test notification now (not logged as a delivery); returns the result in words."""
+    from ctxaudit.alerts.transports import TRANSPORTS
+
+    nid = uuid.uuid4()
+    payload = {
+        "notification_id": str(nid),
+        "type": "test",
+        "created_at": timezone.now().isoformat(),
+        "alert": {
+            "id": 0,
+            "project": channel.project.name,
+            "status": "open",
+            "is_regression": False,
+            "severity": "low",
+            "kind": "test",
+            "rule_id": None,
+            "rule_text": "",
+            "title": "Test notification from ctxaudit: no alert fired.",
+            "count": 0,
+            "session_count": 0,
+            "first_seen": timezone.now().isoformat(),
+            "last_seen": timezone.now().isoformat(),
+            "url": settings.CTXAUDIT_BASE_URL.rstrip("/")
+            + reverse("alerts:settings", args=[channel.project_id]),
+        },
+        "event": None,
+    }
+    res = TRANSPORTS[Channel.Kind(channel.kind)](
+        channel, Delivery(id=nid, channel=channel, reason="test", payload=payload)
+    )
+    return ("ok: " if res.ok else "failed: ") + res.result
+
+
 def channel_set_enabled(*, channel: Channel, enabled: bool) -> Channel:
     channel.enabled = enabled
     channel.save(update_fields=["enabled"])

@@ -19,4 +19,5 @@ urlpatterns = [
     path("projects/<int:project_id>/policy/", views.alert_policy_edit, name="policy-edit"),
     path("projects/<int:project_id>/channels/", views.alert_channel_add, name="channel-add"),
     path("channels/<int:channel_id>/toggle/", views.alert_channel_toggle, name="channel-toggle"),
+    path("channels/<int:channel_id>/test/", views.alert_channel_test, name="channel-test"),
 ]

@@ -191,7 +191,7 @@ def alert_bulk_acknowledge(request: HttpRequest) -> HttpResponse:
 
 
 def _settings_page(
-    request: HttpRequest, project: Project, *, error: str = "", status: int = 200
+    request: HttpRequest, project: Project, *, error: str = "", status: int = 200, test_result: str = ""
 ) -> HttpResponse:
     policy = services.alert_policy_for_project(project)
     can_change = can_change_alerts(request.user, project)
@@ -204,6 +204,7 @@ def _settings_page(
         "severities": kinds.SEVERITIES,
         "channel_kinds": Channel.Kind.choices,
         "error": error,
+        "test_result": test_result,
     }
     return render(request, "ui/alerts/settings.html", ctx, status=status)
 
@@ -263,3 +264,11 @@ def alert_channel_toggle(request: HttpRequest, channel_id: int) -> HttpResponse:
     channel = channel_for_user(request.user, channel_id)
     services.channel_set_enabled(channel=channel, enabled=not channel.enabled)
     return redirect("alerts:settings", channel.project_id)
+
+
+@login_required
+@require_POST
+def alert_channel_test(request: HttpRequest, channel_id: int) -> HttpResponse:
+    channel = channel_for_user(request.user, channel_id)
+    result = services.channel_test(channel=channel)
+    return _settings_page(request, channel.project, test_result=f"{channel}: {result}")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ctxaudit.alerts.models import AlertCondition, AlertEvaluation, Channel
@@ -141,3 +143,18 @@ def test_it_requeues_evaluations_lost_on_the_way(alice, time_machine) -> None:
     assert AlertEvaluation.objects.filter(event=ev).exists()
     assert ev.alerts.count() == 1
     assert evaluations_requeue() == 0
+
+
+def test_it_sends_a_signed_test_notification(client, olga, bob, project, receiver) -> None:
+    from tests.alerts.test_deliveries import verify
+
+    ch = Channel.objects.create(project=project, kind="webhook", name="pager", target=receiver.url)
+    assert login(client, bob).post(f"/alerts/channels/{ch.pk}/test/").status_code == 403
+    r = login(client, olga).post(f"/alerts/channels/{ch.pk}/test/")
+    assert r.status_code == 200
+    assert "Test notification to pager: ok: HTTP 200" in r.content.decode()
+    (req,) = receiver.requests
+    assert verify(ch.secret, req["headers"], req["body"])
+    assert json.loads(req["body"])["type"] == "test"
+    receiver.statuses = [500]
+    assert "failed: HTTP 500" in client.post(f"/alerts/channels/{ch.pk}/test/").content.decode()

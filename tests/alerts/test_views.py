@@ -186,7 +186,21 @@ def test_it_mutes_until_a_time_and_unmutes(client, olga, alert) -> None:
 class _DisabledText(HTMLParser):
     """Collects text containing `needle` that is NOT inside an element with hx-disable."""
 
-    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+    VOID = {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "source",
+        "track",
+        "wbr",
+    }
 
     def __init__(self, needle: str) -> None:
         super().__init__(convert_charrefs=True)

@@ -201,12 +201,13 @@ def decay_overview(
 
     strat_keys = ("event__strategy", "event__model")
     decay_by_strat = {
-        (d["event__strategy"], d["event__model"]): d for d in decays.values(*strat_keys).annotate(n=Count("id"), rules=Count("rule_id", distinct=True))
+        (d["event__strategy"], d["event__model"]): d for d in decays.values(*strat_keys).annotate(n=Count("id"), decayed_sessions=Count("event__session", distinct=True))
     }
     by_strategy = list(_rates(outcomes.values(*strat_keys)).order_by("-avg_strength", "missing_rate", "event__strategy", "event__model"))
     for row in by_strategy:
         d = decay_by_strat.get((row["event__strategy"], row["event__model"]), {})
         row["decays"] = d.get("n", 0)
+        row["decayed_sessions"] = d.get("decayed_sessions", 0)
 
     rule_keys = ("event__project__name", "rule_id", "text", "event__strategy", "event__model")
     by_rule = list(_rates(outcomes.values(*rule_keys)).order_by("avg_strength", "-missing_rate", "rule_id")[:limit])

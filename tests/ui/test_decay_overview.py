@@ -66,6 +66,7 @@ def test_it_works(alice_client, sessions) -> None:
     assert f'href="/sessions/{sessions[0].pk}/"' in html
     assert "2 (33%)" in html  # summary: 2 of 6 outcomes weakened
     assert "3 (50%)" in html  # summary: 3 of 6 weakened or missing
+    assert "1 of 1 (100%)" in html and "0 of 1 (0%)" in html  # sessions with a decay finding
 
 
 def test_it_checks_ownership(alice_client, sessions) -> None:

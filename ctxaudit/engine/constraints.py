@@ -86,8 +86,15 @@ class Matcher:
     right; Chinese surfaces match anywhere. Build one per rule set (`matcher_for`); it is immutable.
     """
 
-    def __init__(self, extra: dict[str, tuple[str, float]] | None = None) -> None:
+    def __init__(self, extra: dict[str, tuple[str, float]] | None = None, *, only: set[str] | None = None) -> None:
+        """extra: fallback tokens → (concept id, weight). only: keep just these concept ids (and no
+        force/scope/… surfaces) — a lean automaton for the sentence index."""
         table = dict(_base_table())
+        if only is not None:
+            table = {
+                k: kept for k, v in table.items()
+                if (kept := [(tag, mode) for tag, mode in v if tag[0] == CONCEPT and tag[1] in only])
+            }
         self.fallback_weight: dict[str, float] = {}
         for token, (cid, weight) in (extra or {}).items():
             self.fallback_weight[cid] = weight

@@ -74,9 +74,10 @@ class _Window:
 class SideIndex:
     """The instruction messages of one side, indexed lazily (fold, squeeze, sentence postings)."""
 
-    def __init__(self, ctx: Context, side: str, matcher: Matcher) -> None:
+    def __init__(self, ctx: Context, side: str, matcher: Matcher, index_matcher: Matcher | None = None) -> None:
         self.side = side
         self.matcher = matcher
+        self.index_matcher = index_matcher or matcher
         self.msgs: list[tuple[int, Message]] = [(i, m) for i, m in enumerate(ctx.messages) if is_instruction(m)]
         self._folded: dict[int, str] = {}
         self._squeezed: dict[int, str] = {}
@@ -144,7 +145,7 @@ class SideIndex:
             cap = MAX_POSTINGS if m.role in SYSTEM_ROLES else MAX_POSTINGS_OTHER
             f = self.folded(pos)
             st = self.starts(pos)
-            for start, concepts in self.matcher.scan_concepts(f):
+            for start, concepts in self.index_matcher.scan_concepts(f):
                 key = (pos, bisect_right(st, start) - 1)
                 for cid in concepts:
                     lst = postings.get(cid)
@@ -340,6 +341,13 @@ def prepare_rules(rules: tuple[Rule, ...] | list[Rule]) -> tuple[Matcher, dict[s
     return matcher, fallback, models
 
 
+def _fallback_of(models: list[RuleModel]) -> dict[str, tuple[str, float]]:
+    extra: dict[str, tuple[str, float]] = {}
+    for m in models:
+        extra.update(fallback_tokens(m.rule.text))
+    return extra
+
+
 def _locate_side(idx: SideIndex, model: RuleModel, fallback: dict[str, float]) -> tuple[str | None, list[Span]]:
     """Where the rule is on the before side: verbatim, else its best match with force."""
     if model.squeezed:
@@ -374,8 +382,16 @@ def check_rule_retention(before: Context, after: Context, rules: tuple[Rule, ...
     if not rules:
         return []
     matcher, fallback, models = prepare_rules(rules)
-    bidx = SideIndex(before, "before", matcher)
-    aidx = SideIndex(after, "after", matcher)
+    # the sentence index only needs the specific concepts the rules name (and their relatives)
+    wanted: set[str] = set()
+    for m in models:
+        for w in m.weights:
+            specific = [cid for cid in w if _kind(cid) is not Kind.GENERIC]
+            for cid in specific or list(w):
+                wanted |= related(cid)
+    index_matcher = Matcher({t: v for t, v in _fallback_of(models).items() if v[0] in wanted}, only=wanted)
+    bidx = SideIndex(before, "before", matcher, index_matcher)
+    aidx = SideIndex(after, "after", matcher, index_matcher)
     verbatim = [aidx.verbatim(m.squeezed, m.locate) if m.squeezed else None for m in models]
     out = []
     for i, model in enumerate(models):

@@ -13,6 +13,7 @@ from ctxaudit.engine.formats import ContextFormatError
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.schemas import ErrorOut, EventAccepted, EventIn, EventOut
 from ctxaudit.ingest.services import event_ingest
+from ctxaudit.projects.audit import log_content_access
 from ctxaudit.projects.auth import ApiKeyAuth, RateLimited
 
 api = NinjaAPI(title="ctxaudit API", version="1", urls_namespace="api")
@@ -112,6 +113,7 @@ def events_detail(request: HttpRequest, event_id: int) -> Status[dict[str, Any]]
     event = Event.objects.select_related("session").filter(pk=event_id, project=request.project).first()  # type: ignore[attr-defined]
     if event is None:
         return Status(404, {"error": f"no event {event_id} in this project"})
+    log_content_access(request, event, "api_read")
     return Status(200, event_to_out(event))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from ctxaudit.ingest.models import Event, Session
@@ -46,8 +47,16 @@ def session_for_user(user: AbstractBaseUser | AnonymousUser, session_pk: int) ->
     return session
 
 
-def project_for_user(user: AbstractBaseUser | AnonymousUser, project_id: int) -> Project:
+def project_for_user(user: AbstractBaseUser | AnonymousUser, project_id: int, *, roles: tuple[str, ...] | None = None) -> Project:
+    """The project if `user` is a member (404 otherwise); with `roles`, 403 for members in other roles."""
     project = projects_for_user(user).filter(pk=project_id).first()
     if project is None:
         raise Http404("No such project")
+    if roles is not None and role_for_user(user, project) not in roles:
+        raise PermissionDenied("This needs the project's " + " or ".join(roles) + " role")
     return project
+
+
+def project_for_admin(user: AbstractBaseUser | AnonymousUser, project_id: int) -> Project:
+    """The project if `user` is its admin: 404 for outsiders, 403 for reviewers and ops."""
+    return project_for_user(user, project_id, roles=(Membership.Role.ADMIN,))

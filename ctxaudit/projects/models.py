@@ -82,3 +82,36 @@ class ProjectRule(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "rule_id"], name="project_rule_unique")]
         ordering = ["rule_id"]
+
+
+class AuditLogEntry(models.Model):
+    """Who viewed or exported an incident's content (issue 7). Written by projects.audit.log_content_access.
+
+    No foreign key to the event: the entry must outlive the retention purge and still say what was
+    seen. `username` and `api_key_prefix` keep the actor readable after a user or key is deleted.
+    """
+
+    class Action(models.TextChoices):
+        VIEW = "view", "Viewed"
+        EXPORT = "export", "Exported"
+        DOWNLOAD = "download", "Downloaded"
+        API_READ = "api_read", "Read through the API"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_log")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    username = models.CharField(max_length=150, blank=True)
+    api_key_prefix = models.CharField(max_length=16, blank=True)
+    action = models.CharField(max_length=20, choices=Action.choices)
+    object_type = models.CharField(max_length=40)
+    object_id = models.CharField(max_length=64)
+    object_repr = models.CharField(max_length=200, blank=True)
+    path = models.CharField(max_length=500, blank=True)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.username or self.api_key_prefix} {self.action} {self.object_type} {self.object_id}"

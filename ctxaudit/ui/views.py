@@ -15,6 +15,7 @@ from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import event_for_user, events_for_user, projects_for_user
 from ctxaudit.ui.detail import detail_highlights, finding_items, rule_items, token_table
+from ctxaudit.projects.audit import log_content_access
 
 PAGE_SIZE = 50
 LIST_CAP = 50  # rules and findings shown on the event page before "show all"
@@ -61,6 +62,7 @@ def event_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     event = event_for_user(request.user, event_id)
+    log_content_access(request, event, "view")
     report = event.report or {}
     findings = list(event.findings.all())
     full = request.GET.get("full") == "1"

@@ -45,6 +45,16 @@ class Foreign:
         self.api_key = ApiKey.objects.filter(project=self.project).first()
         self.finding = self.event.findings.first()
         self.rule_outcome = self.event.rule_outcomes.first()
+        self.alert = self._alert()
+
+    def _alert(self) -> models.Model | None:
+        """acme's alert (raised by the failing event, or made here when the policy raised none)."""
+        if not apps.is_installed("ctxaudit.alerts"):
+            return None
+        alert_model = apps.get_model("alerts.Alert")
+        return alert_model.objects.filter(project=self.project).first() or alert_model.objects.create(
+            project=self.project, kind="rule_missing", rule_id="R1", title=f"rule lost {CANARY}"
+        )
 
     def row(self, label: str) -> models.Model:
         """The first row of model `label` ("app.Model") that belongs to acme."""
@@ -70,6 +80,12 @@ URL_ARGS: dict[str, Callable[[Foreign], dict[str, Any]]] = {
     "ui:project-key-revoke": lambda f: {"project_id": f.project.pk, "key_id": f.api_key.pk},
     "ui:project-audit-log": lambda f: {"project_id": f.project.pk},
     "api:events_detail": lambda f: {"event_id": f.event.pk},
+    "ui:event-expand": lambda f: {"event_id": f.event.pk},
+    "alerts:detail": lambda f: {"alert_id": f.alert.pk},
+    "alerts:status": lambda f: {"alert_id": f.alert.pk},
+    "alerts:assign": lambda f: {"alert_id": f.alert.pk},
+    "alerts:comment": lambda f: {"alert_id": f.alert.pk},
+    "alerts:mute": lambda f: {"alert_id": f.alert.pk},
 }
 
 # URL name → why it needs no object (and cannot show another project's rows).
@@ -83,6 +99,10 @@ NO_OBJECT: dict[str, str] = {
     "api:openapi-view": "the API docs page, no data",
     "api:events_create": "writes into the key's own project (request.project); no id in the URL",
     "api:gate": "checks into the key's own project (request.project); no id in the URL",
+    "api:alerts_list": "Alert.objects.filter(project=request.project): the key's own project",
+    "alerts:list": "lists alerts_for_user(request.user) only",
+    "alerts:summary": "counts alerts_for_user(request.user) only",
+    "alerts:bulk-acknowledge": "ids in the POST body are filtered through alerts_for_user (test_it_ignores_foreign_ids_in_bulk_acknowledge)",
 }
 
 # Namespaces served by someone else's access control.
@@ -184,9 +204,23 @@ def test_it_keeps_outsiders_out_of_the_admin(charlie_client) -> None:
     assert r["Location"].startswith("/admin/login/")
 
 
+@pytest.mark.django_db
+def test_it_ignores_foreign_ids_in_bulk_acknowledge(charlie_client, django_capture_on_commit_callbacks) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        foreign = Foreign()
+    before = _snapshot(foreign)
+    r = charlie_client.post(reverse("alerts:bulk-acknowledge"), {"alert": [str(foreign.alert.pk)]})
+    assert r.status_code in (302, 303, 400, 404)
+    assert _snapshot(foreign) == before
+
+
 def _snapshot(f: Foreign) -> tuple[Any, ...]:
     f.project.refresh_from_db()
+    alerts = []
+    if f.alert is not None:
+        alerts = sorted(type(f.alert).objects.filter(project=f.project).values_list("pk", "status", "assignee_id", "muted_until", "count"))
     return (
+        alerts,
         (f.project.name, f.project.redact_pii, f.project.retention_days, f.project.decay_compressions),
         sorted(Membership.objects.filter(project=f.project).values_list("user_id", "role")),
         sorted(ApiKey.objects.filter(project=f.project).values_list("pk", "revoked_at", "scopes")),

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from ctxaudit.projects.models import AuditLogEntry
+from ctxaudit.projects.models import AuditLogEntry, Project
 
 
 def _client_ip(request: HttpRequest) -> str | None:
@@ -24,9 +24,10 @@ def _client_ip(request: HttpRequest) -> str | None:
 def log_content_access(request: HttpRequest, event: Any, action: str, *, object_type: str | None = None) -> AuditLogEntry:
     """Record that the requester (user or API key) accessed `event`'s content.
 
-    `event`: an ingest Event, or any model row with `project` and `pk` (object_type defaults to
-    its model name, e.g. "event", "regressioncase"). `action`: AuditLogEntry.Action value
-    ("view", "export", "download", "api_read"). Returns the new entry.
+    `event`: an ingest Event, any model row with `project_id` and `pk`, or a Project (for a
+    project-wide export); object_type defaults to its model name ("event", "project", ...).
+    `action`: AuditLogEntry.Action value ("view", "export", "download", "api_read").
+    Returns the new entry.
     """
     if action not in AuditLogEntry.Action.values:
         raise ValueError(f"unknown audit action {action!r}; expected one of {', '.join(AuditLogEntry.Action.values)}")
@@ -34,7 +35,7 @@ def log_content_access(request: HttpRequest, event: Any, action: str, *, object_
     authed = user is not None and user.is_authenticated
     key = getattr(request, "api_key", None)
     return AuditLogEntry.objects.create(
-        project_id=event.project_id,
+        project_id=event.pk if isinstance(event, Project) else event.project_id,
         user=user if authed else None,
         username=user.get_username() if authed else "",
         api_key_prefix=key.prefix if key is not None else "",

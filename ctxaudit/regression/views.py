@@ -23,6 +23,7 @@ from ctxaudit.engine.cli import case_from_dict, check_case
 from ctxaudit.engine.tokens import CharCounter
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import event_for_user, project_for_user, role_for_user
+from ctxaudit.projects.audit import log_content_access
 from ctxaudit.projects.models import Membership, Project
 from ctxaudit.regression import replay, selectors, services
 from ctxaudit.regression.guide import STEP_COUNT, SYMPTOM_FOR_KIND, SYMPTOMS, kinds_for_row
@@ -116,6 +117,7 @@ def checklist_search(request: HttpRequest, event_id: int) -> HttpResponse:
 def event_export(request: HttpRequest, event_id: int) -> HttpResponse:
     """Step 2's download: before, after or both, as normalised messages."""
     event = event_for_user(request.user, event_id)
+    log_content_access(request, event, "download")
     side = request.GET.get("side", "both")
     if side == "before":
         return _attachment(event.before, f"event-{event.pk}-before.json")
@@ -129,6 +131,7 @@ def event_export(request: HttpRequest, event_id: int) -> HttpResponse:
 def session_export(request: HttpRequest, event_id: int) -> HttpResponse:
     """Step 1's download: every compression event of the event's session, in order."""
     event = event_for_user(request.user, event_id)
+    log_content_access(request, event, "download")
     events = Event.objects.filter(session=event.session).order_by("sequence", "occurred_at", "id")
     data = {
         "project": event.project.name,
@@ -147,6 +150,7 @@ def session_export(request: HttpRequest, event_id: int) -> HttpResponse:
 def replay_bundle(request: HttpRequest, event_id: int) -> HttpResponse:
     """Step 6's download: ready-to-send OpenAI and Anthropic request bodies, before and after."""
     event = event_for_user(request.user, event_id)
+    log_content_access(request, event, "download")
     prompt = request.GET.get("prompt")
     ev = selectors.replay_evidence(event, prompt[:20_000] if prompt is not None else None)
     return _attachment(ev["bundle"], f"event-{event.pk}-replay.json")
@@ -245,6 +249,7 @@ def regression_set(request: HttpRequest, project_id: int) -> HttpResponse:
 def regression_export(request: HttpRequest, project_id: int) -> HttpResponse:
     """The set as JSONL in the samples format: `ctxaudit check <file>` runs it."""
     project = project_for_user(request.user, project_id)
+    log_content_access(request, project, "export")
     lines = [json.dumps(services.regression_case_to_sample(c), ensure_ascii=False) for c in selectors.regression_cases(project.pk).order_by("created_at", "id")]
     resp = HttpResponse("".join(line + "\n" for line in lines), content_type="application/x-ndjson; charset=utf-8")
     stamp = timezone.now().strftime("%Y%m%d")

@@ -158,3 +158,13 @@ def test_it_escapes_names_in_project_pages(client, alice, project) -> None:
     r = _login(client, alice).get(f"/projects/{project.pk}/members/")
     assert b"<script>alert(1)" not in r.content
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in r.content
+
+
+def test_it_logs_downloads_and_exports(client, bob, project) -> None:
+    ev = event("acme")
+    c = _login(client, bob)
+    assert c.get(f"/events/{ev.pk}/export.json?side=after").status_code == 200
+    assert c.get(f"/events/{ev.pk}/session.json").status_code == 200
+    assert c.get(f"/projects/{project.pk}/regression.jsonl").status_code == 200
+    got = list(AuditLogEntry.objects.order_by("id").values_list("action", "object_type", "object_id"))
+    assert got == [("download", "event", str(ev.pk)), ("download", "event", str(ev.pk)), ("export", "project", str(project.pk))]

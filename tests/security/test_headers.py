@@ -62,6 +62,7 @@ def test_it_has_no_inline_script_in_templates() -> None:
 
 
 def test_it_passes_check_deploy_with_production_settings(tmp_path) -> None:
+    # The browser tests' DJANGO_ALLOW_ASYNC_UNSAFE must not leak into a deployment check.
     env = {
         **{k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")},
         "DEBUG": "false",
@@ -84,6 +85,6 @@ def test_it_turns_on_secure_cookies_and_hsts_in_production(tmp_path) -> None:
         "print(settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE, settings.SECURE_HSTS_SECONDS,"
         " settings.SECURE_SSL_REDIRECT, settings.SESSION_COOKIE_HTTPONLY)"
     )
-    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(50), "DJANGO_SETTINGS_MODULE": "ctxaudit.settings"}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(50), "DJANGO_SETTINGS_MODULE": "ctxaudit.settings"}
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60, check=True)
     assert r.stdout.split() == ["True", "True", "31536000", "True", "True"]

@@ -130,6 +130,7 @@ NO_OBJECT: dict[str, str] = {
     "api:events_create": "writes into the key's own project (request.project); no id in the URL",
     "api:gate": "checks into the key's own project (request.project); no id in the URL",
     "api:alerts_list": "Alert.objects.filter(project=request.project): the key's own project",
+    "api:regression_set_export": "the key's own project's regression set (request.project); no id in the URL",
     "alerts:list": "lists alerts_for_user(request.user) only",
     "alerts:summary": "counts alerts_for_user(request.user) only",
     "ui:decay-overview": "aggregates projects_for_user(request.user) only",

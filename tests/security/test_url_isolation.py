@@ -102,6 +102,7 @@ URL_ARGS: dict[str, Callable[[Foreign], dict[str, Any]]] = {
     "alerts:policy-edit": lambda f: {"project_id": f.project.pk},
     "alerts:channel-add": lambda f: {"project_id": f.project.pk},
     "alerts:channel-toggle": lambda f: {"channel_id": f.channel.pk},
+    "alerts:channel-test": lambda f: {"channel_id": f.channel.pk},
     "regression:checklist": lambda f: {"event_id": f.event.pk},
     "regression:checklist-step": lambda f: {"event_id": f.event.pk, "step": 1},
     "regression:checklist-search": lambda f: {"event_id": f.event.pk},

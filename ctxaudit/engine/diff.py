@@ -297,7 +297,9 @@ _CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-
 # or one other character; spaces and tabs after a token stay with it, which keeps " " from
 # becoming the most popular token of every text.
 _TOKEN = re.compile(rf"[{_CJK}][^\S\n]*|[^\W{_CJK}]+[^\S\n]*|\n|[^\S\n]+|[^\w\s{_CJK}][^\S\n]*|.", re.S)
-_SIM_TOKEN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}]+")
+# Similarity tokens: CJK letters (no punctuation) and words.
+_CJK_LETTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_SIM_TOKEN = re.compile(rf"[{_CJK_LETTERS}]+|[^\W{_CJK}]+")
 
 
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
@@ -316,7 +318,7 @@ def _sim_tokens(text: str, limit: int) -> frozenset[str]:
     """Words, and CJK character bigrams (single characters overlap between any two Chinese texts)."""
     out: set[str] = set()
     for t in _SIM_TOKEN.findall(text[:limit]):
-        if "\u2e80" <= t[0] and _CJK_RUN.fullmatch(t):
+        if "\u3040" <= t[0] and _CJK_RUN.fullmatch(t):
             out.update(t[k : k + 2] for k in range(max(1, len(t) - 1)))
         else:
             out.add(t.casefold())
@@ -647,7 +649,10 @@ def diff_contexts(before: Sequence[Message], after: Sequence[Message], *, highli
 
     pair_of_b: dict[int, tuple[int, float]] = {}
     for tag, i1, i2, j1, j2 in ops:
-        if tag == "replace" and (i2 - i1) * (j2 - j1) <= limits.max_pairing_product:
+        if tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1 and before[i1].role == after[j1].role:
+            # One message rewritten in place: it is the same message, however much it changed.
+            pair_of_b[i1] = (j1, similarity(bset(i1), aset(j1)))
+        elif tag == "replace" and (i2 - i1) * (j2 - j1) <= limits.max_pairing_product:
             for pi, pj, sim in _pair_block(before[i1:i2], after[j1:j2], [bset(i) for i in range(i1, i2)], [aset(j) for j in range(j1, j2)]):
                 pair_of_b[i1 + pi] = (j1 + pj, sim)
     paired_a = {j for j, _ in pair_of_b.values()}

@@ -150,3 +150,14 @@ def test_it_links_hidden_highlights_to_the_full_page(client, alice, checked) -> 
     full = client.get(f"/events/{ev.pk}/?full=1&all=1").content.decode()
     assert 'href="?full=1#rule-' not in full
     assert len(re.findall(r'class="anchor" id="rule-\d+-before"', full)) == 80
+
+
+def test_it_loads_scripts_only_from_files_with_the_csp_nonce(client, alice, checked) -> None:
+    ev = checked()
+    client.login(username="alice", password=PASSWORD)
+    r = client.get(f"/events/{ev.pk}/")
+    nonce = re.search(r"'nonce-([^']+)'", r["Content-Security-Policy"]).group(1)
+    tags = re.findall(r"<script\b[^>]*>", r.content.decode())
+    assert any("js/detail.js" in t for t in tags)
+    assert all(f'nonce="{nonce}"' in t and "src=" in t for t in tags)
+    assert "style=" not in r.content.decode()  # style-src has no 'unsafe-inline'

@@ -16,7 +16,8 @@ English; a third kept verbatim after compression, a third weakened, a third drop
 Measured in the same process, tokenizer warm:
 - T_tok:    tiktoken (cl100k_base) encoding every message of both contexts, as token_stats does;
 - T_check:  run_checks(pair) end to end (rules given, so no extraction; it includes T_tok);
-- stages:   retention, claims, hierarchy, failures alone (to see which check costs what);
+- stages:   rule extraction (used when an event has no rules), retention, claims, hierarchy,
+            failures alone (to see which check costs what);
 - peak MB:  tracemalloc peak during one run_checks (a separate run: tracemalloc slows Python;
             Python allocations only), and the process's max RSS so far (contexts, tiktoken included).
 Goal (issue 3): T_check ≤ 3 × T_tok, never above 10 ×; peak ≤ 500 MB. Best of --repeat runs.
@@ -39,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from ctxaudit.engine import Context, ContextPair, Message, Rule, run_checks  # noqa: E402
 from ctxaudit.engine.checks.retention import check_rule_retention  # noqa: E402
+from ctxaudit.engine.rules import extract_rules  # noqa: E402
 from ctxaudit.engine.tokens import default_counter  # noqa: E402
 
 ZH_ACTIONS = ["删除", "修改", "新增", "导出", "发送", "输出", "转账", "退款"]
@@ -166,7 +168,10 @@ def best_of(repeat: int, fn: Callable[[], object]) -> float:
 
 
 def stages(pair: ContextPair, repeat: int) -> dict[str, float]:
-    out = {"retention": best_of(repeat, lambda: check_rule_retention(pair.before, pair.after, pair.rules))}
+    out = {
+        "extract_rules": best_of(repeat, lambda: extract_rules(pair.before)),  # when the event gives no rules
+        "retention": best_of(repeat, lambda: check_rule_retention(pair.before, pair.after, pair.rules)),
+    }
     for name in ("claims", "hierarchy", "failures"):
         try:
             mod = __import__(f"ctxaudit.engine.checks.{name}", fromlist=["x"])

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ctxaudit.engine.constraints import ONE_OFF, STANDING, Clause, base_matcher, fold, parse
+from ctxaudit.engine.constraints import FORCE, ONE_OFF, STANDING, Clause, base_matcher, fold, parse
 from ctxaudit.engine.lexicon import Force
 from ctxaudit.engine.normalize import normalize
 from ctxaudit.engine.types import Context, Rule, Severity
@@ -57,6 +57,10 @@ _CASUAL_DONT = {"don't", "do not", "dont", "不要", "别", "请勿", "不用"}
 SYSTEM_FORCES = (Force.PROHIBITION, Force.OBLIGATION, Force.RESTRICTION, Force.SHOULD)
 USER_HARD = (Force.PROHIBITION, Force.OBLIGATION)  # "save only useful chats" is a request, not a rule
 # Pasted logs, paths and file names are not instructions even when a word in them reads "always".
+_DATA_LINE = re.compile(
+    r'"\s*:\s*["\d\[{tfn]|^\s*[\w.-]+\s*=\s*\S|^\s*(?:def|class)\s+\w+\s*[(:]'
+    r"|^\s*(?:import\s+[\w.]+\s*$|from\s+[\w.]+\s+import\b)|^\s*(?:const|let|var)\s+\w+\s*="
+)
 _NOT_PROSE = re.compile(r"\t|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}| - (?:INFO|DEBUG|WARNING|ERROR) - |\w-(?:always|never)\b|\b(?:always|never)-\w|\.\w{1,4}\s*\(\d")
 
 
@@ -120,6 +124,7 @@ def _system_rules(content: str) -> list[str]:
     return out
 
 
+_HARD_VALUES = {f.value for f in USER_HARD}
 _WEAK_ONE_OFF = {"first", "先", "today", "at the moment"}
 _NARRATIVE_SUBJECT = re.compile(r"^(?:it|this|that|he|she|they|there|它|他|她|这|那)\b", re.I)
 
@@ -135,6 +140,8 @@ def is_standing(sentence: str) -> bool:
         return False
     hits = base_matcher().scan(folded)
     standing = any(cat == STANDING for h in hits for cat, _ in h.tags)
+    if not standing and not any(cat == FORCE and val in _HARD_VALUES for h in hits for cat, val in h.tags):
+        return False  # the common case, decided without parsing
     one_off = [val for h in hits for cat, val in h.tags if cat == ONE_OFF]
     if any(v not in _WEAK_ONE_OFF for v in one_off) or (one_off and not standing):
         return False
@@ -154,8 +161,8 @@ def _user_rules(content: str) -> list[str]:
     out = []
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or line.startswith((">", "$", "(venv)", "Traceback", "File \"")):
-            continue
+        if not line or line.startswith((">", "$", "(venv)", "Traceback", "File \"", "{", "[", "<", "|", "#!")) or _DATA_LINE.search(line):
+            continue  # quoted output, shell, pasted JSON/tables/markup: data, not instructions
         item = _ITEM.match(line)
         if item is not None:
             line = line[item.end() :]

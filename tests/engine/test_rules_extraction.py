@@ -38,6 +38,7 @@ def test_it_extracts_english_rules_and_skips_role_descriptions() -> None:
         ("Always use AI.md for programming rules.", True),  # real claude-md-exports session
         ("Never push to main.", True),
         ("From now on, answer in English.", True),
+        ("from now on, never push to main", True),
         ("以后都用中文回答。", True),
         ("每次提交前运行测试。", True),
         ("你必须用中文回答。", True),
@@ -67,6 +68,11 @@ def test_it_extracts_standing_instructions_from_user_messages_only() -> None:
     )
     rules = extract_rules(context)
     assert [(r.text, r.source) for r in rules] == [("Always use AI.md for coding rules.", "user")]
+
+
+def test_it_skips_pasted_data_in_user_messages() -> None:
+    pasted = '{"op": "delete", "note": "must not delete orders without approval"}\nfrom now on, never push to main'
+    assert [r.text for r in extract_rules(ctx(("user", pasted)))] == ["from now on, never push to main"]
 
 
 def test_it_gives_the_same_id_to_the_same_normalised_text() -> None:

@@ -141,6 +141,8 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "inte
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BEAT_SCHEDULE = {
     "ingest.requeue_pending": {"task": "ingest.requeue_pending", "schedule": 60.0},
+    # Retention: events older than their project's retention_days, hourly (issue 7).
+    "ingest.purge_expired": {"task": "ingest.purge_expired", "schedule": 3600.0},
     "alerts.requeue_deliveries": {"task": "alerts.requeue_deliveries", "schedule": 300.0},
     "alerts.requeue_evaluations": {"task": "alerts.requeue_evaluations", "schedule": 300.0},
 }

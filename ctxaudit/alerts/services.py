@@ -304,10 +304,11 @@ def alert_raise(
     )
     if not linked:
         return None
-    alert.count = alert.alert_events.count()
-    alert.session_count = (
-        Event.objects.filter(alert_events__alert=alert).values("session_id").distinct().count()
-    )
+    # Cumulative counts, not a recount of the links: the retention purge deletes old events (and
+    # their AlertEvent rows), and the alert must keep its summary (issue 7).
+    alert.count += 1
+    if not AlertEvent.objects.filter(alert=alert, event__session_id=event.session_id).exclude(event=event).exists():
+        alert.session_count += 1
     alert.first_seen = min(alert.first_seen, seen)
     alert.last_seen = max(alert.last_seen, seen)
     alert.severity = kinds.max_severity(alert.severity, severity)

@@ -155,3 +155,35 @@ def transcript_import(*, project: Project, path: str | Path, format: str = "auto
         created += was_created
         existing += not was_created
     return TranscriptImport(str(p), transcript.format, session_id, len(transcript.compactions), created, existing)
+
+
+PURGE_BATCH = 500
+
+
+def events_purge_expired(*, now: Any = None) -> dict[str, int]:
+    """Delete events older than their project's `retention_days` (0 = keep forever), with what
+    cascades from them (findings, rule outcomes, alert links, checklist steps, replay runs), and
+    sessions left empty. Age is counted from `received_at`: a client-supplied `occurred_at` far in
+    the past must not make fresh evidence vanish. Alerts keep their counts and first/last seen;
+    regression cases keep their own copy of the contexts; the audit log is kept.
+
+    Deletes in batches of PURGE_BATCH ids, each its own transaction, so a large purge never holds
+    long locks. Returns {"events": n, "sessions": n}.
+    """
+    now = now or timezone.now()
+    purged = {"events": 0, "sessions": 0}
+    for project in Project.objects.filter(retention_days__gt=0).only("pk", "retention_days"):
+        cutoff = now - timezone.timedelta(days=project.retention_days)
+        while True:
+            ids = list(Event.objects.filter(project=project, received_at__lt=cutoff).order_by("pk").values_list("pk", flat=True)[:PURGE_BATCH])
+            if not ids:
+                break
+            with transaction.atomic():
+                session_ids = set(Event.objects.filter(pk__in=ids).values_list("session_id", flat=True))
+                Event.objects.filter(pk__in=ids).delete()
+                empty = Session.objects.filter(pk__in=session_ids, events__isnull=True)
+                purged["sessions"] += empty.delete()[1].get("ingest.Session", 0)
+            purged["events"] += len(ids)
+    if purged["events"]:
+        logger.info("retention purge: %(events)d events, %(sessions)d empty sessions", purged)
+    return purged

@@ -53,7 +53,7 @@ FORCE_NAMES_ZH: dict[Force, str] = {
     Force.PROHIBITION: "禁止",
     Force.OBLIGATION: "必须",
     Force.RESTRICTION: "只能",
-    Force.IMPERATIVE: "一般指示",
+    Force.IMPERATIVE: "祈使句",
     Force.SHOULD: "应该",
     Force.ADVICE: "建议",
     Force.CAUTION: "提醒",
@@ -90,7 +90,7 @@ FORCE_MARKERS: dict[Force, tuple[str, ...]] = {
     ),
     Force.ADVICE: (
         "最好", "建议", "尽量", "尽可能", "推荐", "宜", "可考虑", "争取", "酌情", "原则上",
-        "try to", "try not to", "try and", "attempt to", "consider", "preferably", "prefer", "ideally", "recommended",
+        "avoid", "避免", "尽量避免", "try to", "try not to", "try and", "attempt to", "consider", "preferably", "prefer", "ideally", "recommended",
         "it is recommended", "where possible", "if possible", "when possible", "encouraged", "it's best to",
         "best to", "aim to", "strive to",
     ),

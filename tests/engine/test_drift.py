@@ -27,6 +27,10 @@ WEAKENING = [
     ("禁止输出用户手机号。", "禁止输出敏感信息。", "对象泛化：手机号 → 敏感信息"),
     ("Never issue a refund above $100 without a manager approval ticket.", "Try to get manager approval for large refunds.", "threshold dropped: $100"),
     ("禁止删除任何业务数据。", "禁止删除订单数据。", "范围缩小：任何 → 订单"),
+    ("禁止删除订单。", "不允许删除订单，除非管理员批准。", "新增例外：除非管理员批准"),
+    ("Never delete orders.", "Do not delete orders unless the customer asks.", "exception added: unless the customer asks"),
+    ("禁止删除订单。", "删除订单前请先确认。", "禁止 → 祈使句"),
+    ("Never run rm -rf on the production server.", "Avoid running destructive commands in production.", "Never → Avoid"),
 ]
 
 

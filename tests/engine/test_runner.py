@@ -54,11 +54,11 @@ def test_it_writes_english_messages_for_english_rules() -> None:
     after = ctx(("system", "Log account changes."))
     [finding] = _rule_findings(_run(before, after))
     assert finding.message == (
-        "Rule X-92c016b1 weakened after compression (strength 0.68): force lowered: Always → Log "
+        "Rule X-92c016b1 weakened after compression (strength 0.68): force lowered: Always → plain instruction "
         "(obligation → imperative); scope dropped: every"
     )
     assert finding.severity is Severity.MEDIUM  # strength ≥ 0.5: one step below the rule's high
-    assert finding.data["lost"] == ["force lowered: Always → Log (obligation → imperative)", "scope dropped: every"]
+    assert finding.data["lost"] == ["force lowered: Always → plain instruction (obligation → imperative)", "scope dropped: every"]
 
 
 def test_it_names_the_closest_text_of_a_missing_rule() -> None:

@@ -26,15 +26,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ctxaudit.engine.constraints import Clause
+from ctxaudit.engine.constraints import Clause, fold
 from ctxaudit.engine.lexicon import CONCEPTS, CONCEPTS_BY_ID, FORCE_LEVEL, FORCE_NAMES_ZH, HARD_FORCES, Force, Kind
 
 KIND_WEIGHT = {Kind.ACTION: 2.0, Kind.OBJECT: 1.0, Kind.GENERIC: 0.5}
 TOPIC_FACTOR = 0.5  # concepts outside the governed part ("所有[写操作]必须记录日志")
 KEPT_COVERAGE = 0.75
 MIN_CLOSENESS = 0.15
-_POSITIVE = (Force.OBLIGATION, Force.IMPERATIVE, Force.SHOULD)
-IDENT_WEIGHT = 1.5  # fallback tokens that look like identifiers ("ai.md", "vendor/lib1")
+_POSITIVE = (Force.OBLIGATION, Force.SHOULD)
+IDENT_WEIGHT = 1.5
+_EXCEPTIONS = ("除非", "除了", "unless", "except", "other than", "only if", "only when", "provided that")  # fallback tokens that look like identifiers ("ai.md", "vendor/lib1")
 PENALTY = {"scope": 0.85, "threshold": 0.85, "generalised": 0.9, "narrowed": 0.75, "condition": 0.8}
 
 _CHILDREN: dict[str, tuple[str, ...]] = {}
@@ -118,9 +119,12 @@ def compare_clause(
     window_text: str,
     window_base: int,
     fallback: dict[str, float],
+    rule_concepts: set[str] | None = None,
 ) -> ClauseDrift | None:
     """Compare rule clause `rc` (parsed from `rule_text`, offsets from 0) with the clauses of one
     window of after-text (`window_text` starts at offset `window_base` of its message).
+    rule_concepts: the concepts of the whole rule (an exception the rule itself states elsewhere
+    is not "added").
 
     Returns None when the window does not name the rule's core (no match at all), else a
     ClauseDrift. Pure function; no I/O.
@@ -249,6 +253,15 @@ def compare_clause(
         if gone:
             factor *= PENALTY["threshold"]
             lost.append(f"阈值丢失：{'、'.join(gone)} / threshold dropped: {', '.join(gone)}" if zh else f"threshold dropped: {', '.join(gone)}")
+    known = set(rc.concepts) | set(rule_concepts or ())
+    added = next(
+        (c for c in window if fold(c.condition_text).startswith(_EXCEPTIONS) and c.condition and not c.condition <= known),
+        None,
+    )
+    if rc.force in (Force.PROHIBITION, Force.RESTRICTION) and not rc.condition and added is not None:
+        # "不允许删除订单，除非管理员批准": an exception the rule did not have opens a way around it
+        factor *= PENALTY["condition"]
+        lost.append(f"新增例外：{added.condition_text} / exception added: {added.condition_text}" if zh else f"exception added: {added.condition_text}")
     if rc.condition and rc.force not in (Force.PROHIBITION, Force.RESTRICTION) and not any(c in credit for c in rc.condition):
         factor *= PENALTY["condition"]
         lost.append(f"条件丢失：{rc.condition_text} / condition dropped: {rc.condition_text}" if zh else f"condition dropped: {rc.condition_text}")
@@ -276,6 +289,8 @@ def _cand_word(window_text: str, window_base: int, carriers: list[Clause], cid: 
 
 
 def _force_label(force: Force, word: str, zh: bool) -> str:
+    if force is Force.IMPERATIVE:  # the word is the verb itself; name the form instead
+        return FORCE_NAMES_ZH[force] if zh else "plain instruction"
     return word.strip() or (FORCE_NAMES_ZH[force] if zh else force.value)
 
 

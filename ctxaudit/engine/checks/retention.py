@@ -251,6 +251,7 @@ def _best_for_clause(
     weights: dict[str, float],
     fallback: dict[str, float],
     claimed: dict[int, list[tuple[int, int]]] | None = None,
+    rule_concepts: set[str] | None = None,
 ) -> tuple[_Found | None, _Found | None]:
     """(best match with directive force, closest narrative text) for one rule clause on one side.
 
@@ -273,7 +274,7 @@ def _best_for_clause(
             if len(sents) == 2 and best is not None and best.drift.state == "kept" and best.pos == pos:
                 continue
             clauses, text, base, lent = idx.window(_Window(pos, sents))
-            d = compare_clause(rc, rule_text, clauses, text, base, fallback)
+            d = compare_clause(rc, rule_text, clauses, text, base, fallback, rule_concepts)
             if d is None:
                 continue
             if claimed and d.matched and pos in claimed:
@@ -359,7 +360,7 @@ def _locate_side(idx: SideIndex, model: RuleModel, fallback: dict[str, float]) -
     role: str | None = None
     best_w = -1.0
     for rc, weights in zip(model.clauses, model.weights, strict=True):
-        found, _ = _best_for_clause(idx, rc, model.rule.text, weights, fallback)
+        found, _ = _best_for_clause(idx, rc, model.rule.text, weights, fallback, None, {c for x in model.clauses for c in x.concepts})
         if found is None or found.drift.state not in ("kept", "weakened"):
             continue
         w = sum(weights.values())
@@ -440,10 +441,11 @@ def _check_one(
     role_w = -1.0
     closest_span: Span | None = None
     closest_val = 0.0
+    all_concepts = {c for x in model.clauses for c in x.concepts}
     for rc, weights in zip(model.clauses, model.weights, strict=True):
         w = sum(weights.values())
         total_w += w
-        found, closest = _best_for_clause(aidx, rc, rule.text, weights, fallback, claimed)
+        found, closest = _best_for_clause(aidx, rc, rule.text, weights, fallback, claimed, all_concepts)
         if found is None:
             states.append("absent")
             clause_text = rule.text[rc.start : rc.end].strip(" ，,。.;；")

@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from ctxaudit.core.demo.load import SCENARIOS
+from ctxaudit.engine.transcripts import read_transcript, transcript_files
 from ctxaudit.ingest.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +26,8 @@ def test_it_loads_our_scenarios_and_every_shared_sample_once(shared_dir, monkeyp
     monkeypatch.setenv("CTXAUDIT_SAMPLES_DIR", str(samples))
     seeds = sum(1 for line in (samples / "seed_cases.jsonl").read_text(encoding="utf-8").splitlines() if line.strip())
     decay = len(json.loads((samples / "seed_decay_session.json").read_text(encoding="utf-8"))["events"])
-    transcripts = 6  # 1 + 1 Claude Code JSONL, 2 + 1 + 1 claude-chat-manager Markdown
+    transcripts = sum(len(read_transcript(f).compactions) for f in transcript_files([samples / "real"])[0])
+    assert transcripts >= 6  # today: 1 + 1 Claude Code JSONL, 2 + 1 + 1 claude-chat-manager Markdown
 
     with django_capture_on_commit_callbacks(execute=True):
         out = _demo()

@@ -77,6 +77,8 @@ def parse_context(raw: Any, *, format: str = "auto", field: str = "context") -> 
     if raw is None:
         raise ContextFormatError(field, "is required")
     fmt = detect_format(raw) if format == "auto" else format
+    if format == "anthropic":
+        _check_anthropic_roles(raw, field)
     messages = READERS[fmt](raw, field)
     return Context(messages=tuple(messages))
 
@@ -159,10 +161,17 @@ def _read_openai(raw: Any, field: str) -> list[Message]:
     if not isinstance(raw, list):
         raise ContextFormatError(field, "must be a list of messages")
     out: list[Message] = []
+    # Tool messages carry only tool_call_id; the tool's name is on the assistant's call.
+    call_names: dict[str, str] = {}
     for i, item in enumerate(raw):
         f = f"{field}[{i}]"
         if not isinstance(item, dict):
             raise ContextFormatError(f, "must be an object with role and content")
+        for call in item.get("tool_calls") or []:
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                fn_name = (call.get("function") or {}).get("name") if isinstance(call.get("function"), dict) else None
+                if isinstance(fn_name, str):
+                    call_names[call["id"]] = fn_name
         if item.get("type") in ("compaction", "compaction_summary") and "encrypted_content" in item:
             out.append(Message(role="system", content="[encrypted compaction: content not auditable]", kind="encrypted_compaction"))
             continue
@@ -178,14 +187,18 @@ def _read_openai(raw: Any, field: str) -> list[Message]:
             fc = item["function_call"]
             text += ("\n" if text else "") + f"[tool call {fc.get('name', '?')}({_json_text(fc.get('arguments', ''))})]"
         name = item.get("name") if isinstance(item.get("name"), str) else None
+        if name is None and role == "tool" and isinstance(item.get("tool_call_id"), str):
+            name = call_names.get(item["tool_call_id"])
         # Our own stored form carries `kind` (e.g. "compact_summary" from a transcript import).
         kind = item.get("kind") if isinstance(item.get("kind"), str) and 0 < len(item["kind"]) <= 40 else None
         out.append(Message(role=role, content=text, name=name, kind=kind))
     return out
 
 
-def _anthropic_blocks(content: Any, role: str, field: str) -> list[Message]:
-    """One Anthropic message → one or more Messages (tool_result blocks become role "tool")."""
+def _anthropic_blocks(content: Any, role: str, field: str, tool_names: dict[str, str]) -> list[Message]:
+    """One Anthropic message → one or more Messages (tool_result blocks become role "tool").
+
+    tool_names maps tool_use ids seen so far to tool names, so a result is named by its tool."""
     if isinstance(content, str):
         return [Message(role=role, content=content)]
     if not isinstance(content, list):
@@ -211,12 +224,15 @@ def _anthropic_blocks(content: Any, role: str, field: str) -> list[Message]:
                 raise ContextFormatError(f"{f}.text", "must be a string")
             texts.append(block["text"])
         elif btype == "tool_use":
+            if isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
+                tool_names[block["id"]] = block["name"]
             texts.append(f"[tool call {block.get('name', '?')}({_json_text(block.get('input', {}))})]")
         elif btype == "tool_result":
             flush()
             inner = block.get("content", "")
             inner_text = inner if isinstance(inner, str) else _parts_text(inner, f"{f}.content")
-            out.append(Message(role="tool", content=inner_text, name=block.get("tool_use_id")))
+            use_id = block.get("tool_use_id")
+            out.append(Message(role="tool", content=inner_text, name=tool_names.get(use_id, use_id) if isinstance(use_id, str) else None))
         elif btype in ("thinking", "redacted_thinking"):
             continue  # not part of what later turns see as instructions
         elif btype in ("image", "document"):
@@ -228,6 +244,22 @@ def _anthropic_blocks(content: Any, role: str, field: str) -> list[Message]:
             texts.append(_json_text(block))
     flush()
     return out
+
+
+def _check_anthropic_roles(raw: Any, field: str) -> None:
+    """A caller who names "anthropic" gets told when the messages are not Anthropic's shape
+    (an OpenAI list with a system message would otherwise pass as something else)."""
+    messages = raw.get("messages") if isinstance(raw, dict) else raw
+    if not isinstance(messages, list):
+        return
+    prefix = f"{field}.messages" if isinstance(raw, dict) else field
+    for i, item in enumerate(messages):
+        if isinstance(item, dict) and str(item.get("role", "")).lower() not in ("user", "assistant"):
+            raise ContextFormatError(
+                f"{prefix}[{i}].role",
+                f"Anthropic messages take the roles user and assistant, not {item.get('role')!r}; "
+                'put the system prompt in "system", or send format "openai"',
+            )
 
 
 def _read_anthropic(raw: Any, field: str) -> list[Message]:
@@ -242,12 +274,13 @@ def _read_anthropic(raw: Any, field: str) -> list[Message]:
     messages = raw.get("messages", [])
     if not isinstance(messages, list):
         raise ContextFormatError(f"{field}.messages", "must be a list")
+    tool_names: dict[str, str] = {}
     for i, item in enumerate(messages):
         f = f"{field}.messages[{i}]"
         if not isinstance(item, dict):
             raise ContextFormatError(f, "must be an object with role and content")
         role = _role(item.get("role"), f"{f}.role")
-        out.extend(_anthropic_blocks(item.get("content", ""), role, f"{f}.content"))
+        out.extend(_anthropic_blocks(item.get("content", ""), role, f"{f}.content", tool_names))
     return out
 
 

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
-from ninja import NinjaAPI, Status
+from ninja import NinjaAPI, Query, Status
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from ctxaudit.engine.formats import ContextFormatError
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.schemas import ErrorOut, EventAccepted, EventIn, EventOut
-from ctxaudit.ingest.services import event_ingest
+from ctxaudit.ingest.services import IdempotencyConflict, event_ingest
 from ctxaudit.projects.audit import log_content_access
 from ctxaudit.projects.auth import ApiKeyAuth, RateLimited
 
 api = NinjaAPI(title="ctxaudit API", version="1", urls_namespace="api")
 
 
+# Pydantic names union branches in error locations ("before.list[any]"); users name fields.
+_UNION_BRANCH = re.compile(r"^(list|dict|str|int|float|bool|function-.*|json-or-python.*)(\[.*\])?$")
+
+
 def _field_of(loc: tuple[Any, ...] | list[Any]) -> str:
-    parts = [p for p in loc if p not in ("body", "payload")]
+    parts = [p for p in loc if p not in ("body", "payload") and not (isinstance(p, str) and _UNION_BRANCH.match(p))]
     out = ""
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
@@ -32,6 +37,12 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
     first = exc.errors[0] if exc.errors else {}
     field = _field_of(first.get("loc", ()))
     msg = first.get("msg", "invalid")
+    if field in ("before", "after") and len({_field_of(e.get("loc", ())) for e in exc.errors}) == 1:
+        msg = "must be a list of messages, an object like {\"system\", \"messages\"}, or a string"
+    if field == "body" and first.get("type") == "missing" and not request.body:
+        chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+        hint = "; chunked uploads are not supported, send Content-Length" if chunked else ""
+        return api.create_response(request, {"error": f"the request body is empty{hint}", "field": "body"}, status=400)
     if first.get("type") == "json_invalid" or field == "body" and "JSON" in msg:
         return api.create_response(request, {"error": "body is not valid JSON", "field": "body"}, status=400)
     return api.create_response(
@@ -60,6 +71,8 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
         body = {"error": "body is not valid JSON", "field": "body"}
     elif exc.status_code == 400 and "Idempotency-Key" in str(exc):
         body["field"] = "Idempotency-Key"
+    elif exc.status_code == 403:
+        body["field"] = "Authorization"
     return api.create_response(request, body, status=exc.status_code)
 
 
@@ -88,7 +101,7 @@ def event_to_out(event: Event) -> dict[str, Any]:
 @api.post(
     "/events",
     auth=ApiKeyAuth("ingest"),
-    response={202: EventAccepted, 200: EventAccepted, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut},
+    response={202: EventAccepted, 200: EventAccepted, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut, 422: ErrorOut, 429: ErrorOut},
     summary="Ingest one compression event",
 )
 def events_create(request: HttpRequest, payload: EventIn) -> Status[dict[str, Any]]:
@@ -99,6 +112,8 @@ def events_create(request: HttpRequest, payload: EventIn) -> Status[dict[str, An
         event, created = event_ingest(project=request.project, spec=payload, idempotency_key=key)  # type: ignore[attr-defined]
     except ContextFormatError as exc:
         return Status(400, {"error": str(exc), "field": exc.field})
+    except IdempotencyConflict as exc:
+        return Status(422, {"error": str(exc), "field": "Idempotency-Key"})
     body = {
         "id": event.pk,
         "status": event.status,
@@ -106,6 +121,45 @@ def events_create(request: HttpRequest, payload: EventIn) -> Status[dict[str, An
         "ui_url": request.build_absolute_uri(reverse("ui:event-detail", args=[event.pk])),
     }
     return Status(202 if created else 200, body)
+
+
+@api.get("/events", auth=ApiKeyAuth("read"), response={200: dict[str, Any], 400: ErrorOut}, summary="Events of this project, newest first")
+def events_list(
+    request: HttpRequest,
+    session_id: str | None = None,
+    status: Literal["pending", "checked", "error"] | None = None,
+    verdict: Literal["pass", "fail"] | None = None,
+    limit: int = Query(50, ge=1, le=500),
+    offset: int = Query(0, ge=0),
+) -> Status[dict[str, Any]]:
+    qs = Event.objects.filter(project=request.project).select_related("session").order_by("-occurred_at", "-id")  # type: ignore[attr-defined]
+    if session_id is not None:
+        qs = qs.filter(session__external_id=session_id)
+    if status is not None:
+        qs = qs.filter(status=status)
+    if verdict is not None:
+        qs = qs.filter(verdict=verdict)
+    page = qs[offset : offset + limit]
+    return Status(
+        200,
+        {
+            "count": qs.count(),
+            "events": [
+                {
+                    "id": e.pk,
+                    "status": e.status,
+                    "verdict": e.verdict,
+                    "session_id": e.session.external_id,
+                    "sequence": e.sequence,
+                    "strategy": e.strategy,
+                    "occurred_at": e.occurred_at.isoformat(),
+                    "url": request.build_absolute_uri(f"/api/v1/events/{e.pk}"),
+                    "ui_url": request.build_absolute_uri(reverse("ui:event-detail", args=[e.pk])),
+                }
+                for e in page
+            ],
+        },
+    )
 
 
 @api.get("/events/{event_id}", auth=ApiKeyAuth("read"), response={200: EventOut, 404: ErrorOut}, summary="One event with its check results")

@@ -63,6 +63,8 @@ class Event(models.Model):
     rules_source = models.CharField(max_length=10, default="extracted")  # event | project | extracted
     metadata = models.JSONField(default=dict, blank=True)
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    # SHA-256 of the request body the key was first used with: a retry must send the same body.
+    idempotency_fingerprint = models.CharField(max_length=64, blank=True)
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
     verdict = models.CharField(max_length=4, null=True, blank=True)  # "pass" | "fail"

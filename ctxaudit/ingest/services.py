@@ -22,6 +22,28 @@ from ctxaudit.projects.models import Project
 logger = logging.getLogger(__name__)
 
 
+class IdempotencyConflict(ValueError):
+    """An Idempotency-Key already used in this project with a different request body."""
+
+    def __init__(self, key: str, event_id: int) -> None:
+        super().__init__(
+            f"Idempotency-Key {key!r} was already used for event {event_id} with a different body; "
+            "use a new key for a new event"
+        )
+        self.event_id = event_id
+
+
+def _fingerprint(spec: EventIn) -> str:
+    return hashlib.sha256(spec.model_dump_json().encode()).hexdigest()
+
+
+def _replay_of(project: Project, key: str, fingerprint: str) -> Event | None:
+    existing = Event.objects.filter(project=project, idempotency_key=key).first()
+    if existing is not None and existing.idempotency_fingerprint and existing.idempotency_fingerprint != fingerprint:
+        raise IdempotencyConflict(key, existing.pk)
+    return existing
+
+
 def _own_rules(project: Project, spec: EventIn, before: Any) -> tuple[list[dict[str, Any]], str]:
     if spec.rules:
         return [{"id": r.id, "text": r.text, "severity": r.severity, "source": "event"} for r in spec.rules], "event"
@@ -35,11 +57,13 @@ def event_ingest(*, project: Project, spec: EventIn, idempotency_key: str | None
     """Store one compression event and enqueue its check when the transaction commits.
 
     Returns (event, created); created is False when `idempotency_key` was seen before in this
-    project. Raises engine.formats.ContextFormatError (naming the field) on unreadable contexts.
+    project with the same body. Raises IdempotencyConflict when it was seen with another body, and
+    engine.formats.ContextFormatError (naming the field) on unreadable contexts.
     Does no tokenising and no checking: request latency must not grow with context size.
     """
+    fingerprint = _fingerprint(spec) if idempotency_key else ""
     if idempotency_key:
-        existing = Event.objects.filter(project=project, idempotency_key=idempotency_key).first()
+        existing = _replay_of(project, idempotency_key, fingerprint)
         if existing:
             return existing, False
     # Before anything is stored: no NUL/lone surrogates, and PII redacted when the project says so.
@@ -64,13 +88,14 @@ def event_ingest(*, project: Project, spec: EventIn, idempotency_key: str | None
                 rules_source=rules_source,
                 metadata=spec.metadata,
                 idempotency_key=idempotency_key or None,
+                idempotency_fingerprint=fingerprint,
             )
             _record_rules_in_force(session, event, rules)
             transaction.on_commit(lambda: event_enqueue_check(event.pk))
     except IntegrityError:
         # A concurrent retry with the same Idempotency-Key won the race: answer with its event.
         if idempotency_key:
-            existing = Event.objects.filter(project=project, idempotency_key=idempotency_key).first()
+            existing = _replay_of(project, idempotency_key, fingerprint)
             if existing:
                 return existing, False
         raise

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from ctxaudit.engine.formats import ContextFormatError
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.schemas import ErrorOut, EventIn, FindingOut
+from ctxaudit.ingest.services import IdempotencyConflict
 from ctxaudit.projects.auth import ApiKeyAuth
 from ctxaudit.regression.models import RegressionCase
 from ctxaudit.regression.services import gate_check, regression_case_to_sample
@@ -67,7 +68,7 @@ def gate_body(event: Event, ui_url: str) -> dict[str, Any]:
 @router.post(
     "/gate",
     auth=ApiKeyAuth("ingest"),
-    response={200: GateOut, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut},
+    response={200: GateOut, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut, 422: ErrorOut, 429: ErrorOut},
     summary="Check one compression event now and answer the verdict",
     description="Same body as POST /events. The event is stored and checked in the request; the answer "
     "lists the missing, weakened or demoted rules. Fails closed: a check error answers verdict \"fail\".",
@@ -80,6 +81,8 @@ def gate(request: HttpRequest, payload: EventIn) -> Status[dict[str, Any]]:
         event = gate_check(project=request.project, spec=payload, idempotency_key=key)  # type: ignore[attr-defined]
     except ContextFormatError as exc:
         return Status(400, {"error": str(exc), "field": exc.field})
+    except IdempotencyConflict as exc:
+        return Status(422, {"error": str(exc), "field": "Idempotency-Key"})
     ui_url = request.build_absolute_uri(reverse("ui:event-detail", args=[event.pk]))
     return Status(200, gate_body(event, ui_url))
 

@@ -129,6 +129,7 @@ NO_OBJECT: dict[str, str] = {
     "api:openapi-json": "the API schema, no data",
     "api:openapi-view": "the API docs page, no data",
     "api:events_create": "writes into the key's own project (request.project); no id in the URL",
+    "api:events_list": "Event.objects.filter(project=request.project): the key's own project (test_it_lists_events_for_a_read_key)",
     "api:gate": "checks into the key's own project (request.project); no id in the URL",
     "api:alerts_list": "Alert.objects.filter(project=request.project): the key's own project",
     "api:regression_set_export": "the key's own project's regression set (request.project); no id in the URL",

@@ -25,10 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ctxaudit.engine.diff import diff_contexts  # noqa: E402
 from ctxaudit.engine.types import Message  # noqa: E402
 
-WORDS = (
-    "order customer delete query refund shipping address payment status agent tool result must never "
-    "always policy account invoice item warehouse ticket escalate confirm approve deny record update"
-).split()
+WORDS = ["order", "customer", "delete", "query", "refund", "shipping", "address", "payment", "status", "agent", "tool", "result", "must", "never", "always", "policy", "account", "invoice", "item", "warehouse", "ticket", "escalate", "confirm", "approve", "deny", "record", "update"]
 ZH = "订单客户删除查询退款地址支付状态工具结果必须禁止政策账户发票仓库工单升级确认审批记录更新"
 
 
@@ -55,7 +52,7 @@ def chat(rnd: random.Random, n: int) -> list[Message]:
 
 
 def scenarios() -> dict[str, tuple[list[Message], list[Message]]]:
-    rnd = random.Random(7)
+    rnd = random.Random(7)  # noqa: S311 - synthetic text, not security
     before = chat(rnd, 500)
     out = {}
     out["summary"] = (
@@ -79,7 +76,7 @@ def scenarios() -> dict[str, tuple[list[Message], list[Message]]]:
     log2 = list(log)
     log2[5000] = '    {"level": "error", "msg": "delete all orders", "service": "orders"},'
     out["json-log"] = ([Message("tool", "\n".join(log))], [Message("tool", "\n".join(log2))])
-    out["rewrite"] = (before, chat(random.Random(99), 500))
+    out["rewrite"] = (before, chat(random.Random(99), 500))  # noqa: S311 - synthetic text
     return out
 
 

@@ -318,7 +318,7 @@ def _sim_tokens(text: str, limit: int) -> frozenset[str]:
     """Words, and CJK character bigrams (single characters overlap between any two Chinese texts)."""
     out: set[str] = set()
     for t in _SIM_TOKEN.findall(text[:limit]):
-        if "\u3040" <= t[0] and _CJK_RUN.fullmatch(t):
+        if t[0] >= "\u3040" and _CJK_RUN.fullmatch(t):
             out.update(t[k : k + 2] for k in range(max(1, len(t) - 1)))
         else:
             out.add(t.casefold())

@@ -21,7 +21,13 @@ from django.views.decorators.vary import vary_on_headers
 
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import projects_for_user, session_for_user
-from ctxaudit.timelines.selectors import RuleTimeline, SessionTimeline, TimelineEvent, decay_overview, session_timeline
+from ctxaudit.timelines.selectors import (
+    RuleTimeline,
+    SessionTimeline,
+    TimelineEvent,
+    decay_overview,
+    session_timeline,
+)
 
 RULES_PER_PAGE = 10
 # A chart page holds at most about this many points (charts + table views), so that a session of

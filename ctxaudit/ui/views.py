@@ -14,8 +14,8 @@ from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines,
 from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import event_for_user, events_for_user, projects_for_user
-from ctxaudit.ui.detail import detail_highlights, finding_items, rule_items, token_table
 from ctxaudit.projects.audit import log_content_access
+from ctxaudit.ui.detail import detail_highlights, finding_items, rule_items, token_table
 
 PAGE_SIZE = 50
 LIST_CAP = 50  # rules and findings shown on the event page before "show all"

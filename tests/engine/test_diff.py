@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import json
 
-from ctxaudit.engine.diff import Highlight, Limits, diff_contexts, expand_lines, expand_messages, sequence_opcodes, tokenize
+from ctxaudit.engine.diff import (
+    Highlight,
+    Limits,
+    diff_contexts,
+    expand_lines,
+    expand_messages,
+    sequence_opcodes,
+    tokenize,
+)
 from ctxaudit.engine.types import Message
 
 
@@ -13,7 +21,7 @@ def _text(segs, ops=("delete", "insert")) -> list[str]:
 
 
 def _changed_lines(row):
-    return [(l.number, "".join(s.text for s in l.segments)) for h in row.hunks if h.kind == "change" for l in h.before]
+    return [(ln.number, "".join(s.text for s in ln.segments)) for h in row.hunks if h.kind == "change" for ln in h.before]
 
 
 def test_it_splits_cjk_per_character_and_keeps_latin_words_whole() -> None:
@@ -128,7 +136,7 @@ def test_it_collapses_long_unchanged_lines_inside_a_message() -> None:
     assert kinds == ["equal", "collapsed", "equal", "change"]
     c = row.hunks[1].collapsed
     hunk = expand_lines(before, after, c)
-    assert [l.number for l in hunk.before] == list(range(4, 98))
+    assert [ln.number for ln in hunk.before] == list(range(4, 98))
 
 
 def test_it_keeps_highlighted_lines_visible_and_cuts_segments_at_span_boundaries() -> None:
@@ -140,8 +148,8 @@ def test_it_keeps_highlighted_lines_visible_and_cuts_segments_at_span_boundaries
     after = [Message("system", text), Message("user", "y")]
     hl = Highlight("before", 0, start, start + len("never delete"), "rule-0-before", "hl-rule hl-retained", "rule R1")
     rows = diff_contexts(before, after, highlights=[hl]).rows
-    lines = [l for h in rows[0].hunks for l in h.before]
-    line51 = next(l for l in lines if l.number == 51)
+    lines = [ln for h in rows[0].hunks for ln in h.before]
+    line51 = next(ln for ln in lines if ln.number == 51)
     assert [(s.text, bool(s.marks), s.anchors) for s in line51.segments] == [
         ("rule: ", False, ()),
         ("never delete", True, ("rule-0-before",)),

@@ -59,7 +59,7 @@ def test_it_paginates(client, alice, django_capture_on_commit_callbacks) -> None
     first = _checked(django_capture_on_commit_callbacks, session_id="s", sequence=0)
     ids = list(Event.objects.values_list("pk", flat=True))
     base = Event.objects.get(pk=first.pk)
-    for i in range(55):  # cheap copies: the list only needs rows
+    for _ in range(55):  # cheap copies: the list only needs rows
         base.pk = None
         base.occurred_at = base.occurred_at + dt.timedelta(seconds=1)
         base.save()

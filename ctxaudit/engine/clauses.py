@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ctxaudit.engine.normalize import normalize
@@ -55,7 +55,7 @@ class Clause:
 
 
 _LEAD = frozenset(" \t\r\n\u3000-–—<>!#*•·")
-_TAIL = frozenset(" \t\r\n\u3000-–—<>")
+_TAIL = frozenset(" \t\r\n\u3000-–—<>，：,:")
 
 
 def _trimmed(content: str, start: int, end: int) -> tuple[int, int]:
@@ -124,19 +124,83 @@ def keys(text: str) -> set[str]:
     return out
 
 
-def message_fingerprints(ctx: Context) -> dict[tuple[str, str], int]:
-    """(role, normalised content) → first index, to tell verbatim-kept messages from new text."""
-    out: dict[tuple[str, str], int] = {}
-    for i, m in enumerate(ctx.messages):
-        out.setdefault((m.role, normalize(m.content)), i)
+_SENT_DELIM = re.compile(r"[。！？；!?;\n]|\.(?=\s)")
+_CLAUSE_DELIM = re.compile(r"[。！？；!?;\n，：]|\.(?=\s)|[,:](?=\s)")
+# How far clause_at looks for a delimiter on each side: bounded, so one lookup is O(1).
+_WINDOW = 400
+
+
+# The same delimiters, read backwards (".x" before a space reads " ." reversed).
+_SENT_DELIM_REV = re.compile(r"[。！？；!?;\n]|(?<=\s)\.")
+_CLAUSE_DELIM_REV = re.compile(r"[。！？；!?;\n，：]|(?<=\s)\.|(?<=\s)[,:]")
+
+
+def _bounds(content: str, pos: int, delim: re.Pattern[str], rev: re.Pattern[str]) -> tuple[int, int]:
+    lo = max(0, pos - _WINDOW)
+    back = rev.search(content[lo:pos][::-1])
+    start = pos - back.start() if back else lo
+    m = delim.search(content, pos, min(len(content), pos + _WINDOW))
+    end = m.end() if m else min(len(content), pos + _WINDOW)
+    return start, end
+
+
+def clause_at(content: str, pos: int, message_index: int, role: str) -> Clause:
+    """The clause (and its sentence) around character `pos` of a message, found by looking for
+    delimiters at most a few hundred characters away: checks scan a whole message with one regex
+    and build clauses only around the hits."""
+    s_start, s_end = _bounds(content, pos, _SENT_DELIM, _SENT_DELIM_REV)
+    marker = _SUMMARY_MARKER.match(content, s_start, s_end)
+    if marker and marker.end() <= pos:
+        s_start = marker.end()
+    c_start, c_end = _bounds(content, pos, _CLAUSE_DELIM, _CLAUSE_DELIM_REV)
+    c_start, c_end = max(c_start, s_start), min(c_end, s_end)
+    s_start, s_end = _trimmed(content, s_start, s_end)
+    c_start, c_end = _trimmed(content, c_start, c_end)
+    if c_end <= c_start:
+        c_start, c_end = s_start, s_end
+    return Clause(message_index, role, c_start, c_end, content[c_start:c_end], s_start, s_end)
+
+
+def hit_clauses(content: str, index: int, role: str, patterns: Iterable[re.Pattern[str]]) -> list[Clause]:
+    """The clauses around every hit of `patterns` in one message, each once, in text order: one
+    regex scan per pattern over the message, clauses built only where something matched."""
+    found: dict[tuple[int, int], Clause] = {}
+    for pattern in patterns:
+        for hit in pattern.finditer(content):
+            c = clause_at(content, hit.start(), index, role)
+            found.setdefault((c.start, c.end), c)
+    return [found[k] for k in sorted(found)]
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def lowered(text: str) -> str:
+    """Lowercase with the same length as `text` (so offsets carry over): str.lower, or ASCII-only
+    lowering when a character would change length."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def literal_trigger(words: Iterable[str]) -> re.Pattern[str]:
+    """A case-sensitive alternation of lowercase literals, run on `lowered` text. Python's re scans
+    such a pattern ~10× faster than a case-insensitive pattern with classes and lookarounds, so
+    checks find candidate positions with it and run their full patterns on the clauses there."""
+    return re.compile("|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)))
+
+
+def trigger_clauses(content: str, index: int, role: str, trigger: re.Pattern[str], low: str | None = None) -> list[Clause]:
+    """Clauses around the hits of a `literal_trigger` in one message, in text order, each once."""
+    low = lowered(content) if low is None else low
+    out: list[Clause] = []
+    last_end = -1
+    for hit in trigger.finditer(low):
+        if hit.start() < last_end:
+            continue
+        c = clause_at(content, hit.start(), index, role)
+        out.append(c)
+        last_end = max(c.end, hit.end())
     return out
-
-
-def new_messages(before: Context, after: Context) -> list[tuple[int, Message]]:
-    """After-context messages that are not a verbatim copy (same role, same normalised text) of a
-    before-context message: the text the compressor wrote or moved."""
-    seen = message_fingerprints(before)
-    return [(i, m) for i, m in enumerate(after.messages) if (m.role, normalize(m.content)) not in seen]
 
 
 _SUMMARY_HINT = re.compile(
@@ -149,31 +213,97 @@ SUMMARY_KINDS = frozenset({"summary", "compact_summary", "history_summary"})
 _MAX_SUBSTRING_TESTS = 50
 
 
+def _fold(text: str) -> str:
+    """Whitespace-folded text: what "a verbatim copy" compares (C-speed split/join)."""
+    return " ".join(text.split())
+
+
+class PairIndex:
+    """What the claims/hierarchy/failure checks share about one event, each part computed once:
+    before-message fingerprints, the after messages the compressor wrote, the summaries among
+    them. A copy is verbatim when role and text are equal up to whitespace. Linear in size."""
+
+    def __init__(self, before: Context, after: Context) -> None:
+        self.before, self.after = before, after
+        self._exact = {(m.role, m.content): i for i, m in reversed(list(enumerate(before.messages)))}
+        self._folded: dict[tuple[str, str], int] | None = None
+        self._new: list[tuple[int, Message]] | None = None
+        self._written: list[tuple[int, Message]] | None = None
+
+    def source_of(self, m: Message) -> int | None:
+        """Index of the before message `m` is a verbatim copy of, else None."""
+        i = self._exact.get((m.role, m.content))
+        if i is not None:
+            return i
+        if self._folded is None:
+            self._folded = {}
+            for j, b in enumerate(self.before.messages):
+                self._folded.setdefault((b.role, _fold(b.content)), j)
+        return self._folded.get((m.role, _fold(m.content)))
+
+    def new_messages(self) -> list[tuple[int, Message]]:
+        """After messages that are not a verbatim copy of a before message: text written or moved."""
+        if self._new is None:
+            self._new = [(i, m) for i, m in enumerate(self.after.messages) if self.source_of(m) is None]
+        return self._new
+
+    def written_messages(self) -> list[tuple[int, Message]]:
+        """New messages that are not a cut-down copy (a piece) of a before message of the same role."""
+        if self._written is None:
+            fresh = self.new_messages()
+            if len(fresh) > _MAX_SUBSTRING_TESTS:
+                self._written = fresh
+            else:
+                by_role: dict[str, str] = {}
+                out = []
+                for i, m in fresh:
+                    if m.role not in by_role:
+                        by_role[m.role] = "\x00".join(_fold(b.content) for b in self.before.messages if b.role == m.role)
+                    folded = _fold(m.content)
+                    if folded and m.kind != "encrypted_compaction" and folded in by_role[m.role]:
+                        continue
+                    out.append((i, m))
+                self._written = out
+        return self._written
+
+    def summary_messages(self, strategy: str | None) -> list[tuple[int, Message]]:
+        """Written messages outside the system role that carry a summary: marked by `kind` or by a
+        summary word near their start; with a summarising strategy (summary/structured/
+        role_separated) also the first written message (compressors write one summary)."""
+        out = []
+        by_strategy = (strategy or "").lower() in SUMMARY_STRATEGIES
+        for i, m in self.written_messages():
+            if m.role == "system" or m.kind == "encrypted_compaction":
+                continue
+            if m.kind in SUMMARY_KINDS or _SUMMARY_HINT.search(m.content[:300]) or (by_strategy and not out):
+                out.append((i, m))
+        return out
+
+
+_LAST: list[tuple[Context, Context, PairIndex]] = []
+
+
+def pair_index(before: Context, after: Context) -> PairIndex:
+    """The PairIndex of an event, reused while the same contexts are checked (one-entry cache)."""
+    last = _LAST[0] if _LAST else None
+    if last is not None and last[0] is before and last[1] is after:
+        return last[2]
+    idx = PairIndex(before, after)
+    _LAST[:] = [(before, after, idx)]
+    return idx
+
+
+def new_messages(before: Context, after: Context) -> list[tuple[int, Message]]:
+    """After-context messages that are not a verbatim copy (same role, same normalised text) of a
+    before-context message: the text the compressor wrote or moved."""
+    return pair_index(before, after).new_messages()
+
+
 def written_messages(before: Context, after: Context) -> list[tuple[int, Message]]:
-    """New after-context messages (see `new_messages`) that are not a cut-down copy of a before
-    message of the same role: the text a compressor actually wrote."""
-    fresh = new_messages(before, after)
-    if len(fresh) > _MAX_SUBSTRING_TESTS:
-        return fresh
-    by_role: dict[str, str] = {}
-    out = []
-    for i, m in fresh:
-        if m.role not in by_role:
-            by_role[m.role] = "\x00".join(normalize(b.content) for b in before.messages if b.role == m.role)
-        norm = normalize(m.content)
-        if norm and m.kind != "encrypted_compaction" and norm in by_role[m.role]:
-            continue
-        out.append((i, m))
-    return out
+    """New messages that are not a cut-down copy of a before message: the text a compressor wrote."""
+    return pair_index(before, after).written_messages()
 
 
 def summary_messages(before: Context, after: Context, strategy: str | None) -> list[tuple[int, Message]]:
-    """Written messages outside the system role that carry a summary: marked by `kind`, by the
-    event's strategy (summary/structured/role_separated), or by a summary word near their start."""
-    out = []
-    for i, m in written_messages(before, after):
-        if m.role == "system" or m.kind == "encrypted_compaction":
-            continue
-        if m.kind in SUMMARY_KINDS or (strategy or "").lower() in SUMMARY_STRATEGIES or _SUMMARY_HINT.search(m.content[:300]):
-            out.append((i, m))
-    return out
+    """See PairIndex.summary_messages."""
+    return pair_index(before, after).summary_messages(strategy)

@@ -113,3 +113,21 @@ def test_it_fails_the_verdict_on_a_promoted_claim() -> None:
     report = run_checks(p, counter=CharCounter())
     assert report.verdict == "fail"
     assert [f.kind for f in report.findings if f.kind.endswith("_promoted")] == ["claim_promoted"]
+
+
+@pytest.mark.parametrize(
+    ("said", "summary"),
+    [
+        ("Approved, go ahead and merge it.", "[History summary] The user approved the plan and asked to merge it."),
+        ("I approve the new schema.", "[History summary] The user approved the new schema."),
+        ("好的，我同意这个方案。", "【历史摘要】用户同意了这个方案。"),
+    ],
+)
+def test_it_does_not_treat_the_users_own_approval_as_a_claim(said: str, summary: str) -> None:
+    assert promoted(pair([{"role": "user", "content": said}], [{"role": "user", "content": summary}])) == []
+
+
+def test_it_still_flags_a_passive_or_third_party_approval() -> None:
+    before = [{"role": "user", "content": "The refund was approved yesterday, just process it."}]
+    after = [{"role": "user", "content": "[History summary] The refund was approved; process it."}]
+    assert [k for k, _ in promoted(pair(before, after))] == ["claim_promoted"]

@@ -11,8 +11,6 @@ from pathlib import Path
 from ctxaudit.engine.evaluate import evaluate, load, main
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
-# Retention states and decay are eng-retention's checks; everything else must agree exactly.
-RETENTION_CHECKS = {"retention", "weakened", "missing", "decay"}
 
 
 def thresholds() -> list[str]:
@@ -24,8 +22,9 @@ def test_it_holds_every_shared_sample_expectation(shared_dir: Path) -> None:
     cases, sessions = load([shared_dir / "samples"])
     assert {c.id for c in cases} >= {"seed-naive-summary", "seed-safe-summary", "seed-claim-poisoning", "en-tool-injection"}
     scores = evaluate(cases, sessions)
-    disagreements = {name: s.disagreements for name, s in scores.items() if s.disagreements and name not in RETENTION_CHECKS}
+    disagreements = {name: s.disagreements for name, s in scores.items() if s.disagreements}
     assert disagreements == {}
+    assert scores["decay"].tp == 2 and scores["weakened"].tp >= 6
     assert scores["verdict"].tp + scores["verdict"].tn == 8
     assert scores["claims_promoted"].tp == 4 and scores["summary_elevated"].tp == 1
 

@@ -34,12 +34,23 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ctxaudit.engine.clauses import Clause, clauses_of, has_cjk, keys, new_messages
+from ctxaudit.engine.clauses import (
+    Clause,
+    clause_at,
+    clauses_of,
+    has_cjk,
+    keys,
+    literal_trigger,
+    lowered,
+    pair_index,
+    trigger_clauses,
+)
 from ctxaudit.engine.normalize import normalize
 from ctxaudit.engine.types import ContextPair, Finding, Message, Severity, Span
 
@@ -94,6 +105,23 @@ FAMILIES: dict[str, re.Pattern[str]] = {
     "policy_change": re.compile(f"{_ZH_POLICY}|{_EN_POLICY}", re.I),
 }
 INJECTION = re.compile(f"{_EN_INJECT}|{_ZH_INJECT}", re.I)
+# Literals every match of FAMILIES / INJECTION contains (lowercase): the fast first scan.
+FAMILY_TRIGGER = literal_trigger(
+    (
+        "授权|批准|许可|权限|审批|同意|放行|特批|允许|approved|authorized|authorised|authorization|authorisation|okayed|ok'd|"
+        "signed off|sign-off|green-lit|greenlit|sanctioned|approval|permission|clearance|allowed|permitted|cleared|"
+        "管理员|超管|老板|店长|经理|主管|负责人|开发者|开发人员|运维|审核员|内部员工|安全团队|admin|owner|manager|supervisor|"
+        "developer|root|sysadmin|ceo|employee|staff member|security team|it department|support lead|moderator|"
+        "取消|解除|撤销|撤掉|放开|关闭|移除|废除|暂停|豁免|去掉|失效|作废|不再|可以直接|lifted|removed|waived|disabled|"
+        "suspended|dropped|relaxed|turned off|revoked|no longer"
+    ).split("|")
+)
+INJECTION_TRIGGER = literal_trigger(
+    (
+        "ignore|disregard|forget|override|ai agent|ai assistant|ai model|llm|note to|assistant|agent|chatbot|if you are|"
+        "instruction|忽略|无视|忘记|忘掉|智能体|助手|模型|指令|系统通知|系统覆盖|ai请|ai注意|ai须|ai必须"
+    ).split("|")
+)
 
 # Attribution: the sentence reports a claim instead of asserting it (seed §6.3 用户声称 vs 系统确认).
 ATTRIBUTION = re.compile(
@@ -176,16 +204,43 @@ def _negated(text: str, start: int, end: int) -> bool:
     return bool(_NEG_AFTER.search(text[end : end + 24]))
 
 
-def fact_families(text: str) -> list[tuple[str, int, int]]:
+_AUTHORITY = re.compile(
+    r"老板|经理|管理员|主管|领导|上级|负责人|总监|财务|法务|审批人|审批|运维|安全团队|店长|客服主管|系统"
+    r"|\b(?:manager|boss|admin|administrator|supervisor|lead|director|owner|legal|compliance|security|it department|"
+    r"ceo|cfo|cto|head of|finance|approver|approval service|ticket|management|hr|bank|team)\b",
+    re.I,
+)
+_POSSESSION = re.compile(r"^(?:有|拥有|获得|获|拿到|取得|得到|具有|具备|持有|has|have|had|got|gotten|obtained|received|holds?|with)\b|^(?:有|拥有|获得|获|拿到|取得|得到|具有|具备|持有)", re.I)
+_PASSIVE = re.compile(r"被|(?:^|\b)(?:was|were|been|is|are|get|got|'s)\s+(?:already\s+|now\s+)?$", re.I)
+
+
+def _claims_authority(text: str, start: int, end: int) -> bool:
+    """An authorization *claim* names an authority ("my manager approved", "管理员已批准"), holds
+    an authorization ("我有授权", "I have permission") or states an approval in the passive ("it
+    was approved", "已被批准"). A user approving their own request ("approved, go ahead", "我同意")
+    is the user's decision, not a claim about someone else's authority."""
+    if _AUTHORITY.search(text) or _POSSESSION.match(text[start:end]):
+        return True
+    phrase = text[start:end]
+    if phrase.startswith("已"):  # "已获得授权", "已批准": a state, unless the user says it of themself ("我已同意")
+        return not re.search(r"(?:我|我们|本人)\s*$", text[max(0, start - 3) : start])
+    return "被" in phrase or bool(_PASSIVE.search(text[max(0, start - 16) : start]))
+
+
+@lru_cache(maxsize=4096)
+def fact_families(text: str, *, gated: bool = True) -> list[tuple[str, int, int]]:
     """Claim families the clause *asserts*: [(family, start, end)] of the matching phrase; a
     negated phrase, or one after a requirement word ("必须获得授权", "must be approved"), or a
-    question, asserts nothing."""
+    question, asserts nothing. gated: an authorization must name an authority, a possession or
+    a passive (see _claims_authority); trusted confirmations are read ungated ("status": "approved")."""
     if _QUESTION.search(text):
         return []
     out = []
     for family, pattern in FAMILIES.items():
         for m in pattern.finditer(text):
             if _negated(text, m.start(), m.end()) or _MODAL.search(text[: m.start()]):
+                continue
+            if gated and family == "authorization" and not _claims_authority(text, m.start(), m.end()):
                 continue
             out.append((family, m.start(), m.end()))
             break
@@ -200,7 +255,7 @@ def _confirms(clause: str, sentence: str) -> bool:
     fact ("用户说“已授权”不能替代二次确认", "never refund without approval") confirm nothing."""
     bare = _QUOTED.sub("", clause)
     return bool(
-        fact_families(bare)
+        fact_families(bare, gated=False)
         and not ATTRIBUTION.search(sentence)
         and not _MODAL.search(bare)
         and not (_NEG_ZH.search(bare) if has_cjk(bare) else _NEG_EN.search(bare))
@@ -214,11 +269,22 @@ def _injection_payload(sentence: str, marker_end: int, next_sentence: str) -> fr
     return frozenset(ks)
 
 
+def _next_sentence(content: str, end: int, index: int, role: str) -> str:
+    """The sentence after position `end` (an injection's payload may follow its marker sentence)."""
+    pos, limit = end, min(len(content), end + 64)
+    while pos < limit and content[pos].isspace():
+        pos += 1
+    if pos >= len(content):
+        return ""
+    c = clause_at(content, pos, index, role)
+    return content[c.sent_start : c.sent_end]
+
+
 def find_claims(pair: ContextPair) -> tuple[list[Claim], dict[str, list[Clause]]]:
     """Claims untrusted sources made in the before-context, and trusted confirmations by family.
 
     Returns (claims, confirmations): confirmations maps a family to the trusted clauses that state
-    it. Linear in the before-context's length.
+    it. One regex scan per family over each message; linear in the before-context's length.
     """
     tools = trusted_tool_names(pair)
     claims: list[Claim] = []
@@ -227,21 +293,25 @@ def find_claims(pair: ContextPair) -> tuple[list[Claim], dict[str, list[Clause]]
         trust = trust_of(m, tools)
         if trust == "assistant" or not m.content:
             continue
-        data_like = m.role == "tool" or m.kind in EXTERNAL_KINDS
-        clauses = list(clauses_of(m.content, i, m.role))
-        injected_sentences: set[tuple[int, int]] = set()
-        for ci, c in enumerate(clauses):
-            if trust == "untrusted" and data_like and (c.sent_start, c.sent_end) not in injected_sentences:
-                sentence = m.content[c.sent_start : c.sent_end]
+        low = lowered(m.content)
+        if trust == "untrusted" and (m.role == "tool" or m.kind in EXTERNAL_KINDS):
+            done: set[tuple[int, int]] = set()
+            for t in trigger_clauses(m.content, i, m.role, INJECTION_TRIGGER, low):
+                if (t.sent_start, t.sent_end) in done:
+                    continue
+                sentence = m.content[t.sent_start : t.sent_end]
                 hit = INJECTION.search(sentence)
-                if hit:
-                    nxt = next((d for d in clauses[ci:] if d.sent_start >= c.sent_end), None)
-                    payload = _injection_payload(sentence, hit.end(), nxt.text if nxt else "")
-                    if payload:
-                        injected_sentences.add((c.sent_start, c.sent_end))
-                        whole = Clause(i, m.role, c.sent_start, c.sent_end, sentence, c.sent_start, c.sent_end)
-                        claims.append(Claim("injection", whole, _source_label(m), payload))
-            for family, _s, _e in fact_families(c.text):
+                if not hit:
+                    continue
+                c = t
+                rel = hit.end()
+                payload = _injection_payload(sentence, rel, _next_sentence(m.content, c.sent_end, i, m.role))
+                if payload:
+                    done.add((c.sent_start, c.sent_end))
+                    whole = Clause(i, m.role, c.sent_start, c.sent_end, sentence, c.sent_start, c.sent_end)
+                    claims.append(Claim("injection", whole, _source_label(m), payload))
+        for c in trigger_clauses(m.content, i, m.role, FAMILY_TRIGGER, low):
+            for family, _s, _e in fact_families(c.text, gated=trust != "trusted"):
                 if trust != "trusted":
                     claims.append(Claim(family, c, _source_label(m)))
                 elif _confirms(c.text, m.content[c.sent_start : c.sent_end]):
@@ -389,9 +459,10 @@ def check_claims(pair: ContextPair) -> list[Finding]:
     # Clauses kept word for word in the same role keep their provenance (a user still speaks as the user).
     kept: set[tuple[str, str]] = {(c.clause.role, normalize(c.clause.text)) for c in claims}
 
+    anchors = _anchor_pattern(injections)
     findings: list[Finding] = []
-    for index, m in new_messages(pair.before, pair.after):
-        for clause, attributed in after_clauses(index, m):
+    for index, m in pair_index(pair.before, pair.after).new_messages():
+        for clause, attributed in _after_candidates(index, m, anchors):
             if attributed or (clause.role, normalize(clause.text)) in kept:
                 continue
             ckeys: set[str] | None = None
@@ -439,3 +510,33 @@ def check_claims(pair: ContextPair) -> list[Finding]:
                 )
                 break
     return findings
+
+
+def _anchor_pattern(injections: list[Claim]) -> re.Pattern[str] | None:
+    """A literal-alternation regex of each injection's most telling keys (emails, URLs, file
+    names, then its longest words), to find candidate after-clauses in one scan."""
+    anchors: set[str] = set()
+    for inj in injections:
+        ranked = sorted(inj.payload, key=lambda k: (not _STRONG_KEY.search(k), -len(k)))
+        anchors.update(ranked[:3])
+    if not anchors:
+        return None
+    return literal_trigger(a.lower() for a in anchors)
+
+
+def _after_candidates(index: int, m: Message, anchors: re.Pattern[str] | None) -> Iterator[tuple[Clause, bool]]:
+    """(clause, attributed) for the clauses of one written after-message that may restate a
+    claim: JSON summaries leaf by leaf (small), plain text only around pattern hits."""
+    if _json_value(m.content) is not None:
+        yield from after_clauses(index, m)
+        return
+    low = lowered(m.content)
+    found = {(c.start, c.end): c for c in trigger_clauses(m.content, index, m.role, FAMILY_TRIGGER, low)}
+    if anchors is not None:
+        found.update({(c.start, c.end): c for c in trigger_clauses(m.content, index, m.role, anchors, low)})
+    attributed: dict[tuple[int, int], bool] = {}
+    for c in (found[k] for k in sorted(found)):
+        key = (c.sent_start, c.sent_end)
+        if key not in attributed:
+            attributed[key] = bool(ATTRIBUTION.search(m.content[c.sent_start : c.sent_end]))
+        yield c, attributed[key]

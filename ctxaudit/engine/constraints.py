@@ -114,6 +114,8 @@ class Matcher:
         """Hits in folded[start:end] (offsets into `folded`), leftmost-longest, boundaries checked."""
         end = len(folded) if end is None else end
         out: list[Hit] = []
+        if start >= end:
+            return out  # pyahocorasick rejects an empty range
         suffix_at = _SUFFIX.match
         for last, (length, ascii_surface, entries, plain_tags, _, alpha_end) in self._auto.iter_long(folded, start, end):
             s = last - length + 1
@@ -142,6 +144,8 @@ class Matcher:
     def scan_concepts(self, folded: str) -> list[tuple[int, tuple[str, ...]]]:
         """(start, concept ids) of concept hits only: the cheap pass the sentence index uses."""
         out: list[tuple[int, tuple[str, ...]]] = []
+        if not folded:
+            return out
         suffix_at = _SUFFIX.match
         for last, (length, ascii_surface, entries, plain_tags, concepts, alpha_end) in self._auto.iter_long(folded):
             if not concepts:

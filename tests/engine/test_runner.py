@@ -75,3 +75,11 @@ def test_it_counts_tokens_per_role() -> None:
     assert report.tokens is not None
     assert (report.tokens.before, report.tokens.after) == (12, 10)
     assert report.tokens.before_by_role == {"system": 10, "user": 2}
+
+
+def test_it_copes_with_empty_messages_and_empty_rule_text() -> None:
+    before = ctx(("system", ""), ("user", ""), ("system", "禁止删除订单。"))
+    after = ctx(("system", ""), ("user", ""))
+    report = _run(before, after, [Rule("R1", ""), Rule("R2", "禁止删除订单。")])
+    assert [r.state.value for r in report.rules] == ["missing", "missing"]
+    assert report.verdict == "fail"

@@ -91,6 +91,12 @@ def test_it_treats_text_without_force_as_missing(rule: str, after: str) -> None:
         ("Never delete orders.", "You may delete orders.", "reversed"),
         ("Always log account changes.", "You don't need to log account changes.", "reversed"),
         ("必须记录日志。", "无需记录日志。", "含义反转"),
+        # the opposite command (found by a QA pass: these read as "retained" at 1.0)
+        ("Never reveal the API key.", "Always reveal the API key.", "reversed"),
+        ("You must not delete customer records.", "You must delete customer records.", "reversed"),
+        ("禁止删除订单。", "必须删除订单。", "含义反转"),
+        ("Always log every account change.", "Never log account changes.", "reversed"),
+        ("Do not share customer emails.", "Share customer emails.", "reversed"),
     ],
 )
 def test_it_flags_a_reversed_rule_with_zero_strength(rule: str, after: str, word: str) -> None:

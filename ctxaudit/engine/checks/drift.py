@@ -205,6 +205,18 @@ def compare_clause(
     if best is not None and extra_actions:
         if (rc.force is Force.PROHIBITION and best.force in _POSITIVE) or (rc.force in _POSITIVE and best.force is Force.PROHIBITION):
             return None
+    # the same action with the opposite polarity turns the rule around: "Never reveal the API key" →
+    # "Always reveal the API key", "禁止删除订单" → "必须删除订单", "Do not share emails" → "Share emails".
+    # Only when nothing else is commanded: "删除订单前请先确认" obliges a confirmation, not a deletion.
+    if (
+        best is not None
+        and not extra_actions
+        and not rc.condition  # "never X without Y" = "always Y before X": a paraphrase, not a reversal
+        and _opposite(rc.force, best.force)
+        and not any(_polarity(c.force) == _polarity(rc.force) for c in carriers)  # merged rules keep theirs
+    ):
+        lost_rev = [_fmt_opposite(rc, best, zh)]
+        return ClauseDrift("reversed", 0.0, closeness, best.force, best.force_word, lost_rev, carriers, bool(unrelated))
     force_after = best.force if best else Force.NONE
     word_after = best.force_word if best else ""
     if FORCE_LEVEL[force_after] == 0:
@@ -301,6 +313,29 @@ def _fmt_force(rc: Clause, after: Force, word_after: str, zh: bool) -> str:
     if zh:
         return f"强度降低：{before} → {now} / force lowered: {names}"
     return f"force lowered: {before} → {now} ({names})"
+
+
+_POSITIVE_COMMANDS = (Force.OBLIGATION, Force.IMPERATIVE)
+
+
+def _polarity(force: Force) -> str | None:
+    """"not" for a prohibition, "do" for a command to act, None for everything softer."""
+    if force is Force.PROHIBITION:
+        return "not"
+    return "do" if force in _POSITIVE_COMMANDS else None
+
+
+def _opposite(rule: Force, after: Force) -> bool:
+    """A prohibition restated as a command to act, or a command to act restated as a prohibition."""
+    return {_polarity(rule), _polarity(after)} == {"not", "do"}
+
+
+def _fmt_opposite(rc: Clause, now: Clause, zh: bool) -> str:
+    before = _force_label(rc.force, rc.force_word, zh)
+    after = _force_label(now.force, now.force_word, zh)
+    if zh:
+        return f"含义反转：{before} → {after} / reversed: {rc.force.value} → {now.force.value}"
+    return f"reversed: {before} → {after} ({rc.force.value} → {now.force.value})"
 
 
 def _fmt_reversed(rc: Clause, perm: Clause, zh: bool) -> str:

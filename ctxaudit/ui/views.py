@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+from urllib.parse import quote
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
@@ -9,6 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
 
 from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
 from ctxaudit.engine.formats import context_from_json
@@ -17,12 +24,28 @@ from ctxaudit.projects.access import event_for_user, events_for_user, projects_f
 from ctxaudit.projects.audit import log_content_access
 from ctxaudit.ui.detail import detail_highlights, finding_items, rule_items, token_table
 
+
+def htmx_login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """login_required, but an htmx request from an expired session reloads the whole page on the
+    login form (HX-Redirect) instead of swapping the login page into a fragment."""
+    plain = login_required(view)
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.htmx and not request.user.is_authenticated:  # type: ignore[attr-defined]
+            back = request.htmx.current_url_abs_path or "/"  # type: ignore[attr-defined]
+            return HttpResponseClientRedirect(f"{settings.LOGIN_URL}?next={quote(back)}")
+        return plain(request, *args, **kwargs)
+
+    return wrapped
+
+
 PAGE_SIZE = 50
 LIST_CAP = 50  # rules and findings shown on the event page before "show all"
 VERDICTS = ("fail", "pass", "pending", "error")
 
 
-@login_required
+@htmx_login_required
 @require_GET
 @vary_on_headers("HX-Request")
 def event_list(request: HttpRequest) -> HttpResponse:
@@ -101,7 +124,7 @@ def _int(request: HttpRequest, name: str) -> int | None:
         raise Http404(f"bad {name}") from None
 
 
-@login_required
+@htmx_login_required
 @require_GET
 def event_expand(request: HttpRequest, event_id: int) -> HttpResponse:
     """A collapsed run of messages or lines, shown (the htmx partial behind "show N hidden")."""

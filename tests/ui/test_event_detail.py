@@ -161,3 +161,15 @@ def test_it_loads_scripts_only_from_files_with_the_csp_nonce(client, alice, chec
     assert any("js/detail.js" in t for t in tags)
     assert all(f'nonce="{nonce}"' in t and "src=" in t for t in tags)
     assert "style=" not in r.content.decode()  # style-src has no 'unsafe-inline'
+
+
+def test_it_sends_an_expired_htmx_session_to_the_login_page(client, alice, checked) -> None:
+    ev = checked()
+    r = client.get(
+        f"/events/{ev.pk}/expand/?level=messages&op=equal&b0=0&b1=1&a0=0&a1=1",
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL=f"http://testserver/events/{ev.pk}/",
+    )
+    assert r.status_code == 200
+    assert r["HX-Redirect"] == f"/login/?next=/events/{ev.pk}/"
+    assert client.get(f"/events/{ev.pk}/expand/?level=messages").status_code == 302  # plain request: the usual redirect

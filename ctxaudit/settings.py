@@ -153,6 +153,8 @@ CELERY_BEAT_SCHEDULE = {
 # Absolute base of links in notifications (webhook payloads, emails).
 CTXAUDIT_BASE_URL = env.str("CTXAUDIT_BASE_URL", default="http://localhost:8000")
 CTXAUDIT_WEBHOOK_TIMEOUT_SECONDS = env.float("CTXAUDIT_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# Webhook channels and replay endpoints may point at loopback/private/link-local addresses (SSRF guard off).
+CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS = env.bool("CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS", default=False)
 # First retry after this many seconds, then doubling (10, 20, 40, 80, 160), capped at an hour.
 CTXAUDIT_ALERT_RETRY_BASE_SECONDS = env.int("CTXAUDIT_ALERT_RETRY_BASE_SECONDS", default=10)
 # Email: EMAIL_URL (smtp+tls://user:pass@host:587, consolemail://, ...); EMAIL_BACKEND overrides its backend.

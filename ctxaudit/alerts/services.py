@@ -29,6 +29,7 @@ from ctxaudit.alerts.models import (
     DeliveryAttempt,
 )
 from ctxaudit.audits.models import Finding, RuleOutcome
+from ctxaudit.core import netguard
 from ctxaudit.ingest.models import Event, SessionRule
 from ctxaudit.projects.models import Project
 
@@ -108,6 +109,10 @@ def channel_create(*, project: Project, kind: str, name: str, target: str) -> Ch
             URLValidator(schemes=["http", "https"])(target)
         except ValidationError:
             raise ValueError("the webhook URL must be an http:// or https:// URL") from None
+        try:
+            netguard.check_url(target)
+        except netguard.UnsafeURL as e:
+            raise ValueError(f"the webhook URL is refused: {e}") from None
     elif kind == Channel.Kind.EMAIL:
         addresses = [a.strip() for a in target.split(",") if a.strip()]
         if not addresses:

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.mail import EmailMessage
 
 from ctxaudit.alerts.models import Channel, Delivery
+from ctxaudit.core import netguard
 
 SIGNATURE_VERSION = "v1"
 USER_AGENT = "ctxaudit-alerts/1"
@@ -38,17 +39,14 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
     return f"{SIGNATURE_VERSION}={mac.hexdigest()}"
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    # A redirect would re-send a signed body somewhere the channel does not name.
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_opener = urllib.request.build_opener(_NoRedirect)
+# No redirects (a redirect would re-send a signed body somewhere the channel does not name), and
+# every connection re-checks the resolved address (ctxaudit.core.netguard: DNS can change).
+_opener = netguard.opener(follow_redirects=False)
 
 
 def http_post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> int:
-    """POST `body`; return the HTTP status code. Raises OSError (incl. timeouts) on network trouble."""
+    """POST `body`; return the HTTP status code. Raises OSError (incl. timeouts) on network trouble,
+    netguard.UnsafeURL when the host resolves to an internal address."""
     req = urllib.request.Request(url, data=body, headers=headers, method="POST")  # noqa: S310 (scheme checked in send_webhook)
     try:
         with _opener.open(req, timeout=timeout) as resp:
@@ -59,8 +57,12 @@ def http_post(url: str, body: bytes, headers: dict[str, str], timeout: float) ->
 
 
 def send_webhook(channel: Channel, delivery: Delivery) -> SendResult:
-    if not channel.target.startswith(("http://", "https://")):
-        return SendResult(ok=False, retry=False, result="the channel URL is not http(s)")
+    try:
+        netguard.check_url(channel.target)
+    except netguard.Unresolvable as e:
+        return SendResult(ok=False, retry=True, result=f"connection failed: {e}")
+    except netguard.UnsafeURL as e:
+        return SendResult(ok=False, retry=False, result=f"refused: {e}")
     body = json.dumps(delivery.payload, ensure_ascii=False, sort_keys=True).encode()
     ts = str(int(time.time()))
     headers = {
@@ -72,6 +74,8 @@ def send_webhook(channel: Channel, delivery: Delivery) -> SendResult:
     }
     try:
         code = http_post(channel.target, body, headers, timeout=settings.CTXAUDIT_WEBHOOK_TIMEOUT_SECONDS)
+    except netguard.UnsafeURL as e:  # DNS changed since the check above
+        return SendResult(ok=False, retry=False, result=f"refused: {e}")
     except TimeoutError:
         return SendResult(ok=False, retry=True, result="timed out")
     except OSError as e:

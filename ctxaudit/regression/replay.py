@@ -3,7 +3,8 @@ sent once with the before-context and once with the after-context) as ready-to-s
 Completions and Anthropic Messages request bodies, and calls an OpenAI-compatible endpoint.
 
 `chat_completion` is the one seam that talks to the network; tests point it at a local fake
-server on 127.0.0.1. Nothing calls it unless a project admin configured an endpoint.
+server on 127.0.0.1 (with CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS on). Nothing calls it unless a project
+admin configured an endpoint; every connection re-checks the address (ctxaudit.core.netguard).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 import urllib.error
 import urllib.request
 from typing import Any
+
+from ctxaudit.core import netguard
 
 PLACEHOLDER_MODEL = "MODEL"
 MAX_TOKENS = 1024
@@ -115,8 +118,13 @@ def chat_completion(*, base_url: str, api_key: str, body: dict[str, Any], timeou
         headers["Authorization"] = f"Bearer {api_key}"
     req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")  # noqa: S310 - scheme checked above
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310
+        netguard.check_url(url)
+        with netguard.opener().open(req, timeout=timeout) as resp:
             raw = resp.read(MAX_ANSWER_BYTES + 1)
+    except netguard.Unresolvable as exc:
+        raise ReplayError(f"could not reach the endpoint: {exc}") from None
+    except netguard.UnsafeURL as exc:
+        raise ReplayError(f"the endpoint is refused: {exc}") from None
     except urllib.error.HTTPError as exc:
         raise ReplayError(f"the endpoint answered HTTP {exc.code}") from None
     except (urllib.error.URLError, TimeoutError, OSError) as exc:

@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ctxaudit.audits.services import event_check
+from ctxaudit.core import netguard
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.schemas import EventIn
 from ctxaudit.ingest.services import event_ingest
@@ -129,8 +130,12 @@ def regression_case_to_sample(case: RegressionCase) -> dict[str, Any]:
 
 def replay_endpoint_save(*, project: Project, base_url: str, model: str, api_key: str | None, user: AbstractBaseUser) -> ReplayEndpoint:
     """Create or change the project's replay endpoint; api_key None keeps the stored key."""
-    if not base_url.startswith(("http://", "https://")):
+    if not base_url.strip().startswith(("http://", "https://")):
         raise ValueError("the base URL must start with http:// or https://")
+    try:
+        netguard.check_url(base_url)
+    except netguard.UnsafeURL as e:
+        raise ValueError(f"the base URL is refused: {e}") from None
     endpoint = ReplayEndpoint.objects.filter(project=project).first() or ReplayEndpoint(project=project)
     endpoint.base_url = base_url.strip()
     endpoint.model = model.strip()

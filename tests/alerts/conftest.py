@@ -92,9 +92,25 @@ class Receiver:
 
 
 @pytest.fixture
-def receiver():
+def receiver(settings):
+    settings.CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS = True  # a self-hosted receiver on 127.0.0.1
     with Receiver() as r:
         yield r
+
+
+PUBLIC_DNS = {"hooks.example.com": ["93.184.215.14"], "rebind.example.com": ["93.184.215.14"]}
+
+
+@pytest.fixture
+def public_dns(monkeypatch):
+    """hooks.example.com resolves to a public address (the sandbox has no outside DNS); other names
+    resolve for real (localhost -> 127.0.0.1). Returns the table, so a test can change an answer."""
+    from ctxaudit.core import netguard
+
+    table = {k: list(v) for k, v in PUBLIC_DNS.items()}
+    real = netguard._getaddrinfo
+    monkeypatch.setattr(netguard, "_getaddrinfo", lambda host, port: table.get(host) or real(host, port))
+    return table
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ def test_it_checks_ownership(client, charlie, project) -> None:
     assert c.post(f"/alerts/channels/{ch.pk}/toggle/").status_code == 404
 
 
-def test_it_adds_and_toggles_channels(client, olga, project) -> None:
+def test_it_adds_and_toggles_channels(client, olga, project, public_dns) -> None:
     c = login(client, olga)
     assert (
         c.post(

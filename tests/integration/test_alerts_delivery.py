@@ -27,6 +27,7 @@ def _wait(predicate, timeout: float, what: str) -> None:
 
 def test_it_retries_a_webhook_with_backoff_and_delivers_it_once(client, workers, monkeypatch, capsys) -> None:
     monkeypatch.setenv("CTXAUDIT_ALERT_RETRY_BASE_SECONDS", "1")  # the worker's first retry after 1 s
+    monkeypatch.setenv("CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS", "true")  # the receiver listens on 127.0.0.1
     key = api_key_for("acme")
     with Receiver() as receiver:
         receiver.fail_first_per_notification = True

@@ -38,7 +38,8 @@ class FakeModel(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def fake_model():
+def fake_model(settings):
+    settings.CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS = True  # a self-hosted model server on 127.0.0.1
     FakeModel.received = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeModel)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -135,7 +136,8 @@ def test_it_lets_only_admins_configure_the_endpoint(client, bob, charlie, checke
     assert not ReplayEndpoint.objects.exists()
 
 
-def test_it_never_shows_the_stored_key(client, alice, checked) -> None:
+def test_it_never_shows_the_stored_key(client, alice, checked, settings) -> None:
+    settings.CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS = True
     ev = checked()
     client.force_login(alice)
     client.post(f"/projects/{ev.project_id}/replay-endpoint/", {"base_url": "http://127.0.0.1:1/v1", "model": "m", "api_key": "sk-secret-999"})
@@ -159,3 +161,34 @@ def test_the_task_delegates_to_the_service(alice, checked, fake_model) -> None:
     replay_run_execute_task(run.pk)  # called directly: the function body, no broker
     run.refresh_from_db()
     assert run.status == "done" and run.answer_before == "抱歉，我不能删除订单。"
+
+
+@pytest.mark.parametrize(
+    ("base_url", "problem"),
+    [
+        ("http://169.254.169.254/latest/meta-data", "link-local"),
+        ("http://10.0.0.7:8080/v1", "private"),
+        ("http://127.0.0.1:11434/v1", "loopback"),
+        ("http://[::1]:11434/v1", "loopback"),
+        ("http://localhost:11434/v1", "loopback"),
+    ],
+)
+def test_it_refuses_an_internal_replay_endpoint_by_default(client, alice, checked, base_url, problem) -> None:
+    ev = checked()
+    client.force_login(alice)
+    r = client.post(f"/projects/{ev.project_id}/replay-endpoint/", {"base_url": base_url, "model": "m"})
+    assert r.status_code == 400
+    page = r.content.decode()
+    assert "the base URL is refused" in page and problem in page and "CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS" in page
+    assert not ReplayEndpoint.objects.exists()
+
+
+def test_it_refuses_to_send_a_replay_to_an_endpoint_that_turned_internal(alice, checked, fake_model, settings) -> None:
+    ev = checked()
+    services.replay_endpoint_save(project=ev.project, base_url=fake_model, model="m", api_key="", user=alice)
+    settings.CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS = False  # e.g. stored before the guard, or DNS changed since
+    run = services.replay_run_start(event=ev, prompt="删除订单 10086", user=alice)
+    services.replay_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "error" and "the endpoint is refused" in run.error and "loopback" in run.error
+    assert FakeModel.received == []  # nothing reached the server

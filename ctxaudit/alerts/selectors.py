@@ -5,15 +5,31 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery, TextField, Value
+from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 
 from ctxaudit.alerts.access import alerts_for_user
 from ctxaudit.alerts.kinds import SEVERITIES, severity_rank
 from ctxaudit.alerts.models import Alert
+from ctxaudit.audits.models import RuleOutcome
 
 # Filter values of the list page; "active" (open + acknowledged) is the default view.
 STATUS_FILTERS = ("active", "open", "acknowledged", "resolved", "all")
+
+
+def with_rule_text(qs: QuerySet[Alert]) -> QuerySet[Alert]:
+    """Annotate `shown_rule_text`: the alert's stored rule text, else the text the engine checked
+    for that rule id in one of the alert's events (rules extracted from the context, e.g. X-1134543f,
+    carry no declared text)."""
+    checked = RuleOutcome.objects.filter(
+        event__alert_events__alert=OuterRef("pk"), rule_id=OuterRef("rule_id")
+    ).exclude(text="").order_by("-event_id")
+    return qs.annotate(
+        shown_rule_text=Coalesce(
+            NullIf("rule_text", Value("")), Subquery(checked.values("text")[:1]), Value(""), output_field=TextField()
+        )
+    )
 
 
 def alerts_filtered(

@@ -180,6 +180,14 @@ def _rules_of(event: Event) -> dict[str, tuple[str, str]]:
     return rules
 
 
+def _checked_text(event: Event, rule_id: str) -> str:
+    """The rule text the engine checked (rules it extracted from the context have no declared text)."""
+    return (
+        RuleOutcome.objects.filter(event=event, rule_id=rule_id).exclude(text="").values_list("text", flat=True).first()
+        or ""
+    )
+
+
 def _order_key(sequence: int | None, occurred_at: datetime, pk: int) -> tuple[int, datetime, int]:
     return (sequence if sequence is not None else 2**31, occurred_at, pk)
 
@@ -263,7 +271,7 @@ def alerts_for_event(event_id: int) -> list[Alert]:
             rule_id=rule_id,
             severity=severity,
             message=items[0][0].message,
-            rule_text=rules.get(rule_id, ("", ""))[1] if rule_id else "",
+            rule_text=(rules.get(rule_id, ("", ""))[1] or _checked_text(event, rule_id)) if rule_id else "",
         )
         if alert is not None:
             fed.append(alert)

@@ -28,7 +28,7 @@ from ctxaudit.alerts.access import (
     project_for_user,
 )
 from ctxaudit.alerts.models import Alert, Channel
-from ctxaudit.alerts.selectors import STATUS_FILTERS, alerts_filtered, open_alerts_by_severity
+from ctxaudit.alerts.selectors import STATUS_FILTERS, alerts_filtered, open_alerts_by_severity, with_rule_text
 from ctxaudit.projects.access import projects_for_user
 from ctxaudit.projects.models import Project
 
@@ -44,6 +44,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
     f = {k: request.GET.get(k, "").strip() for k in FILTERS}
     f["status"] = f["status"] if f["status"] in STATUS_FILTERS else "active"
     qs = alerts_filtered(alerts_for_user(request.user).select_related("project", "assignee"), f, request.user)
+    qs = with_rule_text(qs)
     page = Paginator(qs.order_by("-last_seen", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))
     ctx = {
         "page": page,
@@ -73,6 +74,9 @@ def alert_summary(request: HttpRequest) -> HttpResponse:
 @require_GET
 def alert_detail(request: HttpRequest, alert_id: int) -> HttpResponse:
     alert = alert_for_user(request.user, alert_id)
+    alert.shown_rule_text = with_rule_text(Alert.objects.filter(pk=alert.pk)).values_list(  # type: ignore[attr-defined]
+        "shown_rule_text", flat=True
+    )[0]
     can_change = can_change_alerts(request.user, alert.project)
     links = alert.alert_events.select_related("event", "event__session").order_by(
         "-event__occurred_at", "-id"

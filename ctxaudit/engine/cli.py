@@ -278,21 +278,48 @@ def _rule_state(r: Any) -> str:
     return r.state.value + (" (demoted)" if r.demoted else "")
 
 
+QUOTE_CHARS = 120
+
+
+def _short(text: str, limit: int = QUOTE_CHARS) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def case_findings(report: AuditReport) -> list[tuple[str, str]]:
+    """[(kind, quote)] of the findings about no single rule (claim_promoted, summary_elevated, ...):
+    the quote is the after-side evidence (else any evidence, else the message), one line, <= 120 chars."""
+    out = []
+    for f in report.findings:
+        if f.rule_id is not None:
+            continue
+        spans = [s for s in f.evidence if s.side == "after" and s.quote.strip()] or [s for s in f.evidence if s.quote.strip()]
+        out.append((f.kind, _short(f'"{spans[0].quote}"' if spans else f.message)))
+    return out
+
+
 def print_table(results: Sequence[CaseResult], out: TextIO) -> None:
-    """One row per rule of each case: case, rule, state, verdict; then one line per failed case."""
-    rows = [("case", "rule", "state", "verdict")]
+    """One row per rule with that rule's own state (case, rule, state); after each case one summary
+    line with the case's result and verdict, and the non-rule findings (kind and quote); then one
+    line per failed case with the reasons."""
+    rows = [("case", "rule", "state")]
     for res in results:
-        verdict = "ok" if res.passed else "FAIL"
-        if not res.report.rules:
-            rows.append((res.case.id, "-", "no rules", verdict))
+        rows += [(res.case.id, r.rule_id, _rule_state(r)) for r in res.report.rules] or [(res.case.id, "-", "no rules")]
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+
+    def line(row: tuple[str, str, str]) -> str:
+        return f"{row[0].ljust(widths[0])}  {row[1].ljust(widths[1])}  {row[2]}".rstrip() + "\n"
+
+    out.write(line(rows[0]))
+    for res in results:
         for r in res.report.rules:
-            rows.append((res.case.id, r.rule_id, _rule_state(r), verdict))
-        for f in res.report.findings:
-            if f.rule_id is None:  # case-level findings (elevated summary, promoted claims, ...)
-                rows.append((res.case.id, "-", f.kind, verdict))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    for row in rows:
-        out.write("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3] + "\n")
+            out.write(line((res.case.id, r.rule_id, _rule_state(r))))
+        if not res.report.rules:
+            out.write(line((res.case.id, "-", "no rules")))
+        out.write(f"  => {res.case.id}: {'ok' if res.passed else 'FAIL'} (verdict {res.report.verdict})\n")
+        for kind, quote in case_findings(res.report):
+            out.write(f"     {kind}: {quote}\n")
     failed = [r for r in results if not r.passed]
     out.write(f"\n{len(results)} case(s): {len(results) - len(failed)} ok, {len(failed)} FAIL\n")
     for res in failed:

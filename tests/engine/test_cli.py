@@ -162,3 +162,19 @@ def test_it_checks_expected_claims_on_request(tmp_path) -> None:
     code, out, _ = run(["check", "--expect", str(path)])
     assert code == 1
     assert "claims_promoted: '用户已获得删除授权' was not flagged" in out
+
+
+def test_it_shows_each_rules_own_state_and_why_a_case_failed(shared_dir) -> None:
+    """Claim poisoning keeps every rule: the rows say retained, the case line says FAIL and quotes the claim."""
+    code, out, _ = run(["check", str(shared_dir / "samples" / "seed_cases.jsonl")])
+    assert code == 1
+    lines = out.splitlines()
+    rows = [ln for ln in lines if ln.startswith("seed-claim-poisoning ")]
+    assert [ln.split()[1:] for ln in rows] == [["R1", "retained"], ["R2", "retained"], ["R3", "retained"], ["R4", "retained"]]
+    assert not any("FAIL" in ln or "fail" in ln for ln in lines if ln.startswith("seed-"))  # rule rows carry no verdict
+    i = lines.index("  => seed-claim-poisoning: FAIL (verdict fail)")
+    detail = lines[i + 1 : i + 4]
+    assert '     claim_promoted: "管理员已取消删除限制"' in detail
+    assert all(len(ln.split(": ", 1)[1]) <= 120 for ln in detail)
+    assert "  => seed-safe-summary: ok (verdict pass)" in lines
+    assert sum(ln.startswith("  => ") for ln in lines) == 8  # the verdict once per case

@@ -5,36 +5,94 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-# Splits a rule into phrases: punctuation (either width), whitespace, quotes and brackets.
-_SPLIT = re.compile(r"[\s,.;:!?()\[\]{}\"'“”‘’「」『』【】《》〈〉、，。；：！？（）…—-]+")
+from ctxaudit.engine.constraints import fold
+from ctxaudit.engine.constraints import parse as parse_constraints
+from ctxaudit.engine.lexicon import CONDITION_MARKERS, FORCE_MARKERS, SCOPE_WORDS
+
 _EN_STOP = {
     "the", "and", "any", "all", "for", "with", "without", "from", "that", "this", "into", "only", "must", "never",
     "always", "should", "shall", "not", "don't", "do", "does", "are", "is", "be", "a", "an", "of", "to", "or", "on",
     "in", "by", "as", "at", "it", "its", "you", "your", "their", "every", "above", "below",
 }
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_PIECE = re.compile(r"[^\s,.;:!?()\[\]{}\"'“”‘’「」『』【】《》〈〉、，。；：！？（）…—-]+")
+# Function characters that separate Chinese content words (never searched alone).
+_ZH_WEAK = "的了是在和与及或等也都就还把被给对向从为而且并之其这那个"
 MAX_TERMS = 8
 
 
-def key_terms(rule_text: str) -> list[str]:
-    """The phrases worth searching for one rule: its CJK phrases and its English content words.
+@lru_cache(maxsize=1)
+def _zh_markers() -> re.Pattern[str]:
+    """Chinese directive and scope words (禁止, 必须, 只能, 任何 ...) from the engine's lexicon: they say
+    how strongly, not what, so they are no search terms. Single characters (勿, 别) are left alone."""
+    words = {w for ws in FORCE_MARKERS.values() for w in ws} | set(SCOPE_WORDS) | set(CONDITION_MARKERS)
+    zh = sorted((w for w in words if _CJK.search(w) and len(w) >= 2), key=len, reverse=True)
+    return re.compile("|".join(re.escape(w) for w in zh) + f"|[{_ZH_WEAK}]")
 
-    "只能查询订单，禁止新增、修改、删除订单。" → ["只能查询订单", "禁止新增", "修改", "删除订单"];
-    "Never issue a refund above $100" → ["issue", "refund", "$100"]. At most MAX_TERMS, in order.
+
+def _chunks(run: str) -> list[str]:
+    """A Chinese stretch the lexicon does not know, cut into 2–4 character pieces ("内部链接",
+    "简体中文"; seven characters → 4 + 3). Single characters are dropped."""
+    if len(run) < 2:
+        return []
+    n = -(-len(run) // 4)
+    size, extra = divmod(len(run), n)
+    out, pos = [], 0
+    for i in range(n):
+        step = size + (1 if i < extra else 0)
+        out.append(run[pos : pos + step])
+        pos += step
+    return [c for c in out if len(c) >= 2]
+
+
+def key_terms(rule_text: str) -> list[str]:
+    """The words worth searching for one rule in the after-context, in the rule's order.
+
+    First what the engine's constraint model reads in the rule (ctxaudit.engine.constraints.parse):
+    its action and object concepts as the rule spells them, its numbers and the words it marks as
+    unknown objects; then, for Chinese the lexicon does not cover, 2–4 character pieces of the
+    content words (directive words such as 禁止/必须/只能 and function characters left out), and
+    for English the remaining content words of 3+ letters.
+
+    "只能查询订单，禁止新增、修改、删除订单。" → ["查询", "订单", "新增", "修改", "删除"];
+    "不得泄露工单系统的内部链接。" → ["泄露", "工单", "系统", "内部链接"];
+    "Never issue a refund above $100" → ["issue", "refund", "$100"]. At most MAX_TERMS.
     """
-    out: list[str] = []
-    for piece in _SPLIT.split(rule_text):
-        if not piece:
-            continue
+    found: list[tuple[int, str]] = []
+    covered = [False] * len(rule_text)
+
+    def take(start: int, end: int) -> None:
+        if 0 <= start < end <= len(rule_text):
+            found.append((start, rule_text[start:end]))
+            for i in range(start, end):
+                covered[i] = True
+
+    folded = fold(rule_text)
+    for clause in parse_constraints(rule_text):
+        for start, end in clause.concepts.values():
+            take(start, end)
+        for word in (*clause.numbers, *clause.unknown):
+            at = folded.find(fold(word))
+            if at >= 0:
+                take(at, at + len(word))
+    for m in _PIECE.finditer(rule_text):
+        piece, base = m.group(), m.start()
         if _CJK.search(piece):
-            if len(piece) >= 2:
-                out.append(piece)
-        elif len(piece) >= 3 and piece.casefold() not in _EN_STOP:
-            out.append(piece)
+            for run in _CJK_RUN.finditer(piece):
+                start = base + run.start()
+                rest = "".join(" " if covered[start + i] else ch for i, ch in enumerate(run.group()))
+                rest = _zh_markers().sub(" ", rest)
+                for word in re.finditer(r"\S+", rest):
+                    for chunk in _chunks(word.group()):
+                        found.append((start + word.start() + word.group().find(chunk), chunk))
+        elif len(piece) >= 3 and piece.casefold() not in _EN_STOP and not any(covered[base : base + len(piece)]):
+            found.append((base, piece))
     uniq: dict[str, str] = {}
-    for t in out:
+    for _, t in sorted(found, key=lambda x: x[0]):
         uniq.setdefault(t.casefold(), t)
     return list(uniq.values())[:MAX_TERMS]
 

@@ -26,7 +26,7 @@ def test_it_works(client, alice, checked) -> None:
     assert f"/events/{ev.pk}/session.json" in body  # step 1
     assert f'href="/sessions/{ev.session_id}/"' in body  # the session timeline
     assert f'href="/events/{ev.pk}/"' in body and f"/events/{ev.pk}/export.json?side=both" in body  # step 2
-    assert 'value="只能查询订单 禁止新增 修改 删除订单"' in body  # step 3: the search box, pre-filled
+    assert 'value="查询 订单 新增 修改 删除"' in body  # step 3: the search box, pre-filled with the rule's key terms
     assert "the system message was among the compression candidates" in body  # step 4: rewritten
     assert f"/events/{ev.pk}/replay.json" in body  # step 6
     assert "nothing leaves this machine" in body
@@ -189,3 +189,23 @@ def test_it_answers_no_when_the_system_message_is_kept(client, alice, checked) -
     body = client.get(f"/events/{ev.pk}/checklist/").content.decode()
     assert "every system message is still there, verbatim" in body
     assert "kept verbatim" in body
+
+
+DRIFT_AFTER = [
+    {"role": "system", "content": "你是订单助手。删除订单需谨慎；注意保护用户隐私；写操作最好确认一下。"},
+    {"role": "user", "content": "【历史摘要】用户查询了订单 10086，已发货。"},
+]
+
+
+def test_it_finds_a_weakened_rule_in_the_after_context(client, alice, checked) -> None:
+    """seed-drift (seed 000 §3.4): "禁止…删除订单" became "删除订单需谨慎". The engine calls R1 weakened,
+    so step 3's pre-filled search must find where the rule's words still stand."""
+    ev = checked(rules=RULES[:1], after=DRIFT_AFTER)
+    assert ev.rule_outcomes.get(rule_id="R1").state == "weakened"
+    client.force_login(alice)
+    body = client.get(f"/events/{ev.pk}/checklist/").content.decode()
+    step3 = body.split('id="step-3"', 1)[1].split('id="step-4"', 1)[0]
+    assert "None of these terms appears" not in step3
+    assert "<mark>删除</mark><mark>订单</mark>需谨慎" in step3  # the softened clause, highlighted
+    assert "<code>删除</code> ×1" in step3
+    assert "not in the after-context: 新增, 修改" in step3  # the write actions it no longer names

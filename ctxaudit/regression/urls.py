@@ -17,6 +17,7 @@ urlpatterns = [
     path("events/<int:event_id>/regression-case/", views.regression_case_add, name="case-add"),
     path("replay-runs/<int:run_id>/", views.replay_run_detail, name="replay-run-detail"),
     path("symptoms/", views.symptom_guide, name="symptoms"),
+    path("symptoms/incidents/", views.symptom_incidents, name="symptom-incidents"),
     path("regression/", views.regression_index, name="index"),
     path("projects/<int:project_id>/regression/", views.regression_set, name="set"),
     path("projects/<int:project_id>/regression.jsonl", views.regression_export, name="export"),

@@ -12,7 +12,8 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -31,6 +32,7 @@ from ctxaudit.regression.models import ChecklistStep, RegressionCase, ReplayEndp
 
 REVIEW_ROLES = (Membership.Role.ADMIN, Membership.Role.REVIEWER)
 EVENTS_PER_SYMPTOM = 20
+INCIDENTS_PAGE_SIZE = 50
 MAX_CASES_SHOWN = 500
 
 
@@ -207,6 +209,25 @@ def symptom_guide(request: HttpRequest) -> HttpResponse:
     other = selectors.unmapped_kinds(request.user)
     other_events = list(selectors.events_with_kinds(request.user, other)[:EVENTS_PER_SYMPTOM]) if other else []
     return render(request, "ui/symptoms/guide.html", {"rows": rows, "other_kinds": other, "other_events": other_events})
+
+
+@login_required
+@require_GET
+def symptom_incidents(request: HttpRequest) -> HttpResponse:
+    """Every incident of one symptom row (?row=N, or ?row=other for kinds no row covers), newest
+    first, paginated: the guide itself shows only the newest EVENTS_PER_SYMPTOM."""
+    raw = request.GET.get("row", "")
+    symptom = next((s for s in SYMPTOMS if str(s.row) == raw), None)
+    if symptom is not None:
+        kinds = kinds_for_row(symptom.row)
+    elif raw == "other":
+        kinds = selectors.unmapped_kinds(request.user)
+    else:
+        raise Http404("No such symptom row")
+    qs = selectors.events_with_kinds(request.user, kinds) if kinds else Event.objects.none()
+    page = Paginator(qs, INCIDENTS_PAGE_SIZE).get_page(request.GET.get("page"))
+    ctx = {"symptom": symptom, "row": raw, "kinds": kinds, "page": page}
+    return render(request, "ui/symptoms/incidents.html", ctx)
 
 
 # --- the regression set -----------------------------------------------------------------------

@@ -65,3 +65,30 @@ def test_it_escapes_context_text(client, alice, checked) -> None:
     body = client.get("/symptoms/").content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
     assert "<script>alert" not in body and '<div hx-get="/x"' not in body
+
+
+def test_it_links_from_the_newest_20_to_every_incident_of_a_row(client, alice, charlie, monkeypatch) -> None:
+    import re
+
+    from ctxaudit.regression import views
+    from tests.alerts.conftest import checked_event
+
+    events = [
+        checked_event(findings=[("rule_missing", "high", "R1", "Rule R1 is missing")], session_id=f"s-{i}")
+        for i in range(23)
+    ]
+    client.force_login(alice)
+    row1 = client.get("/symptoms/").content.decode().split('id="symptom-1"')[1].split('id="symptom-2"')[0]
+    assert "the newest 20 shown" in row1
+    (href,) = re.findall(r'href="([^"]*)">all 23 incidents →', row1)
+    assert href == "/symptoms/incidents/?row=1"
+    monkeypatch.setattr(views, "INCIDENTS_PAGE_SIZE", 10)
+    seen = []
+    for n in (1, 2, 3):
+        page = client.get(f"{href}&page={n}").content.decode()
+        assert "23 incidents in your projects" in page and f"page {n} of 3" in page
+        seen += [int(x) for x in re.findall(r'href="/events/(\d+)/">event', page)]
+    assert seen == sorted((e.pk for e in events), reverse=True)  # every one, newest first, once
+    assert client.get("/symptoms/incidents/?row=99").status_code == 404
+    client.force_login(charlie)  # another tenant sees none of them
+    assert "0 incidents" in client.get(href).content.decode()

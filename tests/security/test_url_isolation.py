@@ -137,6 +137,7 @@ NO_OBJECT: dict[str, str] = {
     "alerts:summary": "counts alerts_for_user(request.user) only",
     "ui:decay-overview": "aggregates projects_for_user(request.user) only",
     "regression:symptoms": "the symptom guide (seed §7.1): static text, no tenant rows",
+    "regression:symptom-incidents": "one symptom row's incidents: events_with_kinds(request.user) (projects_for_user) only; ?row= names a guide row, not a tenant object",
     "regression:index": "lists projects_for_user(request.user) and their regression sets only",
     "alerts:bulk-acknowledge": "ids in the POST body are filtered through alerts_for_user (test_it_ignores_foreign_ids_in_bulk_acknowledge)",
 }

@@ -37,7 +37,12 @@ POINTS_PER_PAGE = 2500
 # Chart geometry, in SVG user units (1 unit = 1 CSS px at the SVG's natural width).
 LEFT, RIGHT, TOP, BOTTOM = 48, 24, 34, 30
 PLOT_H = 140
-STEP_MIN, STEP_MAX, FIT_WIDTH = 10, 380, 760
+# A chart whose events fit FIT_WIDTH units at STEP_MIN or more apart is drawn FIT_WIDTH wide and
+# scaled by CSS to the page width (`fit`, viewBox + width:100%); a longer session keeps STEP_MIN
+# per event at its natural size and scrolls sideways.
+STEP_MIN, FIT_WIDTH = 10, 1000
+# Room a "first weakened"/"first missing" label needs (11 px bold, 14 characters) to stay inside.
+MARK_LABEL_W = 100
 # Shapes (and glyphs in the table) carry the state, so the chart reads without colour.
 GLYPHS = {"retained": "●", "weakened": "▼", "missing": "✕", "pending": "…", "error": "!"}
 
@@ -69,6 +74,7 @@ class Axis:
     width: float
     height: float
     step: float
+    fit: bool
     x_ticks: list[tuple[float, str]]
     y_ticks: list[tuple[float, str]]
     plot_bottom: float
@@ -91,14 +97,19 @@ def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline], *, offset: i
     event in session order) and a 0..1 strength y axis. `offset`: index of rules[0] in tl.rules
     (chart ids are rule-<index in the session>, stable across pages)."""
     n = len(tl.events)
-    step = min(STEP_MAX, max(STEP_MIN, FIT_WIDTH / max(n - 1, 1)))
-    width = round(LEFT + step * max(n - 1, 0) + RIGHT, 1)
+    plot_w = FIT_WIDTH - LEFT - RIGHT
+    step = max(STEP_MIN, plot_w / max(n - 1, 1))
+    fit = step * max(n - 1, 0) <= plot_w
+    width = float(FIT_WIDTH) if fit else round(LEFT + step * (n - 1) + RIGHT, 1)
+    # A single compression sits in the middle of the plot, not against the y axis.
+    x0 = LEFT + plot_w / 2 if n == 1 else LEFT
     every = max(1, math.ceil(40 / step))
     axis = Axis(
         width=width,
         height=TOP + PLOT_H + BOTTOM,
         step=step,
-        x_ticks=[(round(LEFT + e.index * step, 1), _seq_label(e)) for e in tl.events if e.index % every == 0 or e.index == n - 1],
+        fit=fit,
+        x_ticks=[(round(x0 + e.index * step, 1), _seq_label(e)) for e in tl.events if e.index % every == 0 or e.index == n - 1],
         y_ticks=[(round(TOP + (1 - v) * PLOT_H, 1), f"{v:.2f}") for v in (1.0, 0.75, 0.5, 0.25, 0.0)],
         plot_bottom=TOP + PLOT_H,
         plot_right=round(width - RIGHT, 1),
@@ -116,7 +127,7 @@ def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline], *, offset: i
         current: list[str] = []
         prev: float | None = None
         for p in rule.points:
-            x = round(LEFT + p.event.index * step, 1)
+            x = round(x0 + p.event.index * step, 1)
             flags = ", ".join(f for f, on in (("first weakened", p.first_weakened), ("first missing", p.first_missing), ("decay", p.decay)) if on)
             row = {
                 "url": urls[p.event.id],
@@ -146,8 +157,9 @@ def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline], *, offset: i
         marks = []
         for kind, first, label_y in (("weakened", rule.first_weakened, 12), ("missing", rule.first_missing, 26)):
             if first is not None:
-                mx = round(LEFT + first.event.index * step, 1)
-                marks.append(Mark(mx, f"first {kind}", kind, "end" if mx > width / 2 else "start", label_y))
+                mx = round(x0 + first.event.index * step, 1)
+                anchor = "start" if mx + MARK_LABEL_W <= width else "end"
+                marks.append(Mark(mx, f"first {kind}", kind, anchor, label_y))
         charts.append(RuleChart(rule, f"rule-{offset + k}", width, axis.height, points, markers, segments, marks, _summary(rule)))
     return axis, charts
 

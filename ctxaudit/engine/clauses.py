@@ -12,7 +12,6 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ctxaudit.engine.normalize import normalize
 from ctxaudit.engine.types import Context, Message
 
 # Sentence ends: CJK and ASCII terminators, newlines, and "." followed by whitespace or the end

@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ctxaudit.engine.clauses import (
@@ -196,9 +196,8 @@ def _source_label(m: Message) -> str:
 
 def _negated(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 8) : start]
-    if has_cjk(text[start:end]) or has_cjk(before):
-        if _NEG_ZH.search(before[-6:]):
-            return True
+    if (has_cjk(text[start:end]) or has_cjk(before)) and _NEG_ZH.search(before[-6:]):
+        return True
     if _NEG_EN.search(" ".join(text[:start].split()[-4:])):
         return True
     return bool(_NEG_AFTER.search(text[end : end + 24]))
@@ -477,9 +476,8 @@ def check_claims(pair: ContextPair) -> list[Finding]:
                 for j, n in hits.items():
                     payload = injections[j].payload
                     strong = any(_STRONG_KEY.search(k) for k in payload & ckeys)
-                    if n >= 2 and (n / len(payload) >= 0.5 or strong):
-                        if best is None or n > best[1]:
-                            best = (j, n)
+                    if n >= 2 and (n / len(payload) >= 0.5 or strong) and (best is None or n > best[1]):
+                        best = (j, n)
                 if best is not None and not _QUESTION.search(clause.text):
                     inj = injections[best[0]]
                     findings.append(

@@ -187,20 +187,20 @@ def check_tool_pairs(pair: ContextPair) -> list[Finding]:
     findings: list[Finding] = []
     for i, m in enumerate(after):
         src = index.source_of(m) if (m.role == "tool" or _calls(m)) else None
-        if m.role == "tool" and (i == 0 or after[i - 1].role != "tool") and not _call_before(after, i):
-            if src is not None and _call_before(before, src):
-                zh = _zh(m.content)
-                findings.append(
-                    Finding(
-                        "tool_pair_broken",
-                        Severity.MEDIUM,
-                        f"压缩切断了工具调用：第 {i + 1} 条消息是工具结果，但它对应的工具调用被删掉了。"
-                        if zh
-                        else f"The cut separated a tool result from its call: message #{i + 1} is a tool result whose call was dropped.",
-                        evidence=(_span("after", i, m.content), _span("before", src, before[src].content)),
-                        data={"problem": "result_without_call"},
-                    )
+        orphan = m.role == "tool" and (i == 0 or after[i - 1].role != "tool") and not _call_before(after, i)
+        if orphan and src is not None and _call_before(before, src):
+            zh = _zh(m.content)
+            findings.append(
+                Finding(
+                    "tool_pair_broken",
+                    Severity.MEDIUM,
+                    f"压缩切断了工具调用：第 {i + 1} 条消息是工具结果，但它对应的工具调用被删掉了。"
+                    if zh
+                    else f"The cut separated a tool result from its call: message #{i + 1} is a tool result whose call was dropped.",
+                    evidence=(_span("after", i, m.content), _span("before", src, before[src].content)),
+                    data={"problem": "result_without_call"},
                 )
+            )
         n = _calls(m)
         if n and src is not None:
             had, has = _results_after(before, src), _results_after(after, i)

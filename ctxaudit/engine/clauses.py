@@ -126,7 +126,7 @@ def keys(text: str) -> set[str]:
 _SENT_DELIM = re.compile(r"[。！？；!?;\n]|\.(?=\s)")
 _CLAUSE_DELIM = re.compile(r"[。！？；!?;\n，：]|\.(?=\s)|[,:](?=\s)")
 # How far clause_at looks for a delimiter on each side: bounded, so one lookup is O(1).
-_WINDOW = 400
+_WINDOW = 240
 
 
 # The same delimiters, read backwards (".x" before a space reads " ." reversed).

@@ -16,7 +16,7 @@ from tests.timelines.build import build_session
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LONG_RULE = "禁止" + "删除订单并且不通知客户" * 40 + " " + "x" * 300  # long, with a 300-character "word"
-LONG_FINDING = "Rule X-1134543f weakened: " + "/tmp/" + "a" * 400 + " " + "被压缩为：删除订单需谨慎。" * 20
+LONG_FINDING = "Rule X-1134543f weakened: " + "/srv/data/" + "a" * 400 + " " + "被压缩为：删除订单需谨慎。" * 20
 
 
 def _width(page) -> int:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ from ctxaudit.core import netguard
         ("169.254.169.254", "link-local"),
         ("224.0.0.1", "multicast"),
         ("240.0.0.1", "reserved"),
-        ("0.0.0.0", "unspecified"),
+        ("0.0.0.0", "unspecified"),  # noqa: S104 - an address under test, not a bind
         ("100.64.0.1", "not a public address"),
         ("::1", "loopback"),
         ("::", "unspecified"),

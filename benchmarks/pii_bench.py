@@ -17,7 +17,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ctxaudit.engine.cn_regions import REGION_CODES  # noqa: E402
-from ctxaudit.engine.pii import _ID_CHECK, _ID_WEIGHTS, PLACEHOLDERS, cn_id_checksum_ok, is_cn_id, luhn_ok, redact  # noqa: E402
+from ctxaudit.engine.pii import (  # noqa: E402
+    _ID_CHECK,
+    _ID_WEIGHTS,
+    PLACEHOLDERS,
+    cn_id_checksum_ok,
+    is_cn_id,
+    luhn_ok,
+    redact,
+)
 
 TEMPLATES = [
     "用户说：我的{label}是{value}，请帮我处理订单。",
@@ -122,7 +130,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2000, help="items per kind / per digit length")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
-    rng = random.Random(args.seed)
+    rng = random.Random(args.seed)  # noqa: S311 - reproducible synthetic data, not secrets
 
     print(f"Recall on a synthetic corpus ({args.n} items per kind, {len(TEMPLATES)} sentence templates):")
     for kind, (hit, n) in recall(args.n, rng).items():

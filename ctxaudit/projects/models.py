@@ -40,6 +40,9 @@ class Membership(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "project"], name="membership_unique")]
 
+    def __str__(self) -> str:
+        return f"{self.user_id} in {self.project_id} as {self.role}"
+
 
 class ApiKey(models.Model):
     """A per-project key. Only its SHA-256 is stored; `prefix` is the visible part used for lookup."""
@@ -54,6 +57,9 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"cta_{self.prefix}_…"
 
     @staticmethod
     def hash_key(raw: str) -> str:
@@ -82,6 +88,9 @@ class ProjectRule(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "rule_id"], name="project_rule_unique")]
         ordering = ["rule_id"]
+
+    def __str__(self) -> str:
+        return self.rule_id
 
 
 class AuditLogEntry(models.Model):

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_it_fires_nothing_from_hostile_text(page, live_server) -> None:
     member("alice", "acme", "admin")
-    req = urllib.request.Request(
+    req = urllib.request.Request(  # noqa: S310 - our own live server over http
         f"{live_server.url}/api/v1/events",
         data=json.dumps(hostile_event_payload()).encode(),
         headers={"Authorization": f"Bearer {api_key_for('acme')}", "Content-Type": "application/json"},

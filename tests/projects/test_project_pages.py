@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ctxaudit.projects.models import ApiKey, AuditLogEntry, Membership, Project
-from tests.factories import PASSWORD, event, member
+from tests.factories import PASSWORD, event
 
 pytestmark = pytest.mark.django_db
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ctxaudit.engine.checks.claims import check_claims
 from ctxaudit.engine.checks.drift import is_chinese
 from ctxaudit.engine.checks.failures import check_failures
@@ -99,6 +101,25 @@ def rule_findings(results: list[RuleResult], rules: tuple[Rule, ...]) -> list[Fi
     return out
 
 
+# A finding is read by a person and sent in notifications: a hostile 1 MB line must not make a
+# 1 MB message or quote. Spans shrink from the end, so content[start:end] == quote still holds.
+MAX_MESSAGE_CHARS = 2_000
+MAX_QUOTE_CHARS = 1_000
+
+
+def bounded(f: Finding) -> Finding:
+    """`f` with its message cut to MAX_MESSAGE_CHARS and each evidence span to MAX_QUOTE_CHARS."""
+    long_spans = any(s.end - s.start > MAX_QUOTE_CHARS for s in f.evidence)
+    if len(f.message) <= MAX_MESSAGE_CHARS and not long_spans:
+        return f
+    message = f.message if len(f.message) <= MAX_MESSAGE_CHARS else f.message[: MAX_MESSAGE_CHARS - 1] + "…"
+    evidence = tuple(
+        replace(s, end=s.start + MAX_QUOTE_CHARS, quote=s.quote[:MAX_QUOTE_CHARS]) if s.end - s.start > MAX_QUOTE_CHARS else s
+        for s in f.evidence
+    )
+    return replace(f, message=message, evidence=evidence)
+
+
 def verdict_for(findings: list[Finding], summary_elevated: bool = False) -> str:
     """fail when a rule is missing, weakened or demoted, the summary is elevated, or any other
     finding is medium or worse; low findings (hygiene advice) alone pass."""
@@ -118,6 +139,7 @@ def run_checks(pair: ContextPair, *, counter: TokenCounter | None = None) -> Aud
     # Claims, hierarchy and compaction failures (eng-claims): severities decide the verdict.
     provenance = [*check_claims(pair), *check_hierarchy(pair), *check_failures(pair)]
     findings += provenance
+    findings = [bounded(f) for f in findings]
     summary_elevated = any(f.kind == "summary_elevated" for f in provenance)
     unauditable = sum(1 for f in provenance if f.kind == "unauditable_compaction")
     tokens = token_stats(pair.before, pair.after, rules, counter or default_counter())

@@ -83,3 +83,22 @@ def test_it_copes_with_empty_messages_and_empty_rule_text() -> None:
     report = _run(before, after, [Rule("R1", ""), Rule("R2", "禁止删除订单。")])
     assert [r.state.value for r in report.rules] == ["missing", "missing"]
     assert report.verdict == "fail"
+
+
+def test_it_bounds_findings_built_from_a_one_megabyte_line() -> None:
+    from ctxaudit.engine import ContextPair, Rule, run_checks
+    from ctxaudit.engine.formats import parse_context
+    from ctxaudit.engine.runner import MAX_MESSAGE_CHARS, MAX_QUOTE_CHARS
+    from ctxaudit.engine.tokens import CharCounter
+
+    huge = "x" * 1_000_000
+    before = parse_context([{"role": "system", "content": "You are a helper.\nNever delete orders."}])
+    after = parse_context([{"role": "system", "content": "You are a helper. " + huge}])
+    report = run_checks(ContextPair(before, after, (Rule("R1", "Never delete orders."),)), counter=CharCounter())
+    assert report.findings
+    for f in report.findings:
+        assert len(f.message) <= MAX_MESSAGE_CHARS
+        for s in f.evidence:
+            assert len(s.quote) <= MAX_QUOTE_CHARS
+            content = (before if s.side == "before" else after).messages[s.message_index].content
+            assert content[s.start : s.end] == s.quote

@@ -60,7 +60,11 @@ _HISTORY = re.compile(
     re.I,
 )
 # Identifiers that only the conversation holds: emails, URLs, numbers of 3+ digits with their prefix.
-_DISTINCT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s，。）)]+|(?<![\w])[A-Za-z_-]*\d{3,}[A-Za-z0-9_-]*")
+# Each alternative starts only where its run starts and never backtracks (possessive "++"):
+# on a hostile 1 MB line without an "@" a plain "[\w.+-]+@" retries from every position (quadratic).
+_DISTINCT = re.compile(
+    r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+|https?://[^\s，。）)]++|(?<![\w-])[A-Za-z_-]*+\d{3,}[A-Za-z0-9_-]*"
+)
 # Above this size the before system text is matched clause by clause only (no substring test).
 _MAX_SUBSTRING = 20_000
 _MAX_DIRECTIVES = 50

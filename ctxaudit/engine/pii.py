@@ -22,6 +22,8 @@ is found although CJK characters are word characters to `re`.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -159,8 +161,18 @@ def find_pii(text: str, *, strict_region: bool = False) -> list[PiiMatch]:
     return sorted(taken, key=lambda m: m.start)
 
 
-def redact(text: str, *, strict_region: bool = False) -> tuple[str, dict[str, int]]:
-    """Replace every PII/secret span with its placeholder ("[EMAIL]", ...).
+def pseudonym(kind: str, value: str, key: bytes) -> str:
+    """A keyed placeholder: "[EMAIL#3f9a1c]". The same value gives the same tag under one key, two
+    values give two tags, and without the key the value cannot be recovered. It keeps rules about a
+    *specific* address checkable after redaction ("send only to audit@…" → "…to exfil@…" stays a
+    change, where plain "[EMAIL]" → "[EMAIL]" would look retained)."""
+    tag = hmac.new(key, f"{kind}\0{value.strip().casefold()}".encode(), hashlib.sha256).hexdigest()[:6]
+    return f"{PLACEHOLDERS[kind][:-1]}#{tag}]"
+
+
+def redact(text: str, *, strict_region: bool = False, key: bytes | None = None) -> tuple[str, dict[str, int]]:
+    """Replace every PII/secret span with its placeholder ("[EMAIL]", ...), or with a keyed
+    pseudonym ("[EMAIL#3f9a1c]", see `pseudonym`) when `key` is given.
 
     Returns (redacted text, counts by kind). Text without PII comes back unchanged (same object).
     """
@@ -172,7 +184,7 @@ def redact(text: str, *, strict_region: bool = False) -> tuple[str, dict[str, in
     pos = 0
     for m in matches:
         out.append(text[pos : m.start])
-        out.append(PLACEHOLDERS[m.kind])
+        out.append(PLACEHOLDERS[m.kind] if key is None else pseudonym(m.kind, text[m.start : m.end], key))
         counts[m.kind] = counts.get(m.kind, 0) + 1
         pos = m.end
     out.append(text[pos:])

@@ -15,7 +15,7 @@ from ctxaudit.engine.formats import ContextFormatError, context_to_json, parse_c
 from ctxaudit.engine.rules import extract_rules
 from ctxaudit.engine.transcripts import TranscriptError, read_transcript
 from ctxaudit.ingest.models import Event, Session, SessionRule
-from ctxaudit.ingest.sanitize import event_spec_sanitize
+from ctxaudit.ingest.sanitize import event_spec_sanitize, pii_key_for
 from ctxaudit.ingest.schemas import EventIn
 from ctxaudit.projects.models import Project
 
@@ -67,7 +67,7 @@ def event_ingest(*, project: Project, spec: EventIn, idempotency_key: str | None
         if existing:
             return existing, False
     # Before anything is stored: no NUL/lone surrogates, and PII redacted when the project says so.
-    spec, _redacted = event_spec_sanitize(spec, redact_pii=project.redact_pii)
+    spec, _redacted = event_spec_sanitize(spec, redact_pii=project.redact_pii, key=pii_key_for(project.pk))
     before = parse_context(spec.before, format=spec.format, field="before")
     after = parse_context(spec.after, format=spec.format, field="after")
     rules, rules_source = _own_rules(project, spec, before)

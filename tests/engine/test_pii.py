@@ -77,3 +77,14 @@ def test_it_runs_luhn() -> None:
 def test_it_scrubs_nul_and_lone_surrogates() -> None:
     assert scrub_unstorable("a\x00b\ud800c") == "a\ufffdb\ufffdc"
     assert scrub_unstorable("emoji 😀 stays") == "emoji 😀 stays"
+
+
+def test_it_tags_placeholders_per_value_with_a_key() -> None:
+    from ctxaudit.engine.pii import redact
+
+    text, counts = redact("mail a@x.com, then b@y.org, then A@X.com", key=b"k1")
+    tags = [t for t in text.split() if t.startswith("[EMAIL#")]
+    assert counts == {"email": 3}
+    assert tags[0].rstrip(",") == tags[2] != tags[1].rstrip(",")
+    assert redact("a@x.com", key=b"k2")[0] != redact("a@x.com", key=b"k1")[0]
+    assert redact("a@x.com")[0] == "[EMAIL]"

@@ -2,7 +2,8 @@
 
 Every string of the event (contexts, rules, metadata, session id, model) loses NUL bytes and lone
 surrogates (engine.pii.scrub_unstorable: PostgreSQL rejects \\u0000, UTF-8 cannot hold a lone
-surrogate). When the project has `redact_pii` on (the default), the free text (contexts, rule
+surrogate), and bidirectional override/isolate controls are shown as "⟦U+202E⟧" instead of
+reordering the text a reviewer reads. When the project has `redact_pii` on (the default), the free text (contexts, rule
 texts, metadata values) also has e-mails, phones, resident IDs, cards and secrets replaced with
 typed placeholders carrying a per-project keyed tag, "[EMAIL#3f9a1c]" (engine.pii.redact,
 pseudonym): the value is gone, but two different addresses stay different for the checks. Session ids and the model name are identifiers: they are
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from typing import Any
 
 from django.conf import settings
@@ -27,9 +29,19 @@ def pii_key_for(project_id: int) -> bytes:
     return hmac.new(settings.SECRET_KEY.encode(), f"ctxaudit-pii:{project_id}".encode(), hashlib.sha256).digest()
 
 
+# Bidirectional overrides and isolates reorder what a reviewer reads ("evil" shown as "live"):
+# in evidence they are made visible as their code point instead of taking effect.
+_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def reveal_bidi_controls(text: str) -> str:
+    """"a\u202eb" → "a⟦U+202E⟧b": the control is shown, not obeyed."""
+    return _BIDI_CONTROLS.sub(lambda m: f"⟦U+{ord(m.group()):04X}⟧", text) if _BIDI_CONTROLS.search(text) else text
+
+
 def _clean(value: Any, *, redact_pii: bool, counts: dict[str, int], key: bytes | None = None) -> Any:
     if isinstance(value, str):
-        text = scrub_unstorable(value)
+        text = reveal_bidi_controls(scrub_unstorable(value))
         if redact_pii:
             text, found = redact(text, key=key)
             for kind, n in found.items():

@@ -31,7 +31,8 @@ CORPUS: tuple[Hostile, ...] = (
     _h("HX7", "<p hx-on::after-settle=\"alert('HX7')\" hx-get=\"/hx-target-HX7\" hx-trigger=\"load\">HX7</p>", "<p hx-on"),
     _h("HX8", "HX8 {{ request.user.password }} {% csrf_token %} {% debug %} {{ settings.SECRET_KEY }}"),
     _h("HX9", "HX9 " + "A" * 20_000),
-    _h("HX10", "HX10 invoice_\u202efdp.exe \u202bRTL\u202c"),
+    # Bidi controls are stored visible (ingest/sanitize.py reveal_bidi_controls), not obeyed.
+    _h("HX10", "HX10 invoice_\u202efdp.exe \u202bRTL\u202c", stored="HX10 invoice_⟦U+202E⟧fdp.exe ⟦U+202B⟧RTL⟦U+202C⟧"),
     _h("HX11", "HX11 before\x00after", stored="HX11 before\ufffdafter"),
     _h("HX12", "HX12 lone\ud800surrogate", stored="HX12 lone\ufffdsurrogate"),
     _h("HX13", '"><script>alert("HX13")</script><input value="', '"><script>'),

@@ -129,7 +129,8 @@ def test_it_renders_foreign_text_inert_on_every_page(client, hostile_event) -> N
     assert "&lt;div hx-get=&quot;/hx-target-HX5&quot; hx-trigger=&quot;load&quot;&gt;" in html
     assert "{{ request.user.password }} {% csrf_token %} {% debug %}" in html  # literally, not evaluated
     assert "HX9 " + "A" * 1000 in html
-    assert "\u202efdp.exe" in html
+    assert "⟦U+202E⟧fdp.exe" in html  # shown, not obeyed
+    assert "\u202e" not in html
     assert "HX11 before\ufffdafter" in html
     assert "&lt;img src=x onerror=alert(&quot;HXS&quot;)&gt;" in html
 

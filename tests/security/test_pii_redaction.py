@@ -88,3 +88,11 @@ def test_it_replaces_nul_bytes_and_lone_surrogates(client, api_key, django_captu
     assert event.session.external_id == "s\ufffdx"
     assert event.metadata == {"k\ufffd": "v"}
     assert event.status == "checked"
+
+
+def test_it_shows_bidi_overrides_instead_of_obeying_them(client, api_key, django_capture_on_commit_callbacks) -> None:
+    # QA: U+202E made "evil" display as "live" on the event page.
+    body = event_payload(after=[{"role": "user", "content": "run \u202elive\u202c now"}])
+    r = _post(client, api_key, body, django_capture_on_commit_callbacks)
+    event = Event.objects.get(pk=r.json()["id"])
+    assert event.after[0]["content"] == "run ⟦U+202E⟧live⟦U+202C⟧ now"

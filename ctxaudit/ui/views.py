@@ -52,7 +52,9 @@ def event_list(request: HttpRequest) -> HttpResponse:
     qs = events_for_user(request.user).select_related("project", "session")
     f = {k: request.GET.get(k, "").strip() for k in ("project", "session", "verdict", "strategy")}
     if f["project"]:
-        qs = qs.filter(project__name=f["project"])
+        # The filter form sends the name; links from other pages (and people) use the id.
+        by_id = f["project"].isdigit() and not projects_for_user(request.user).filter(name=f["project"]).exists()
+        qs = qs.filter(project_id=int(f["project"])) if by_id else qs.filter(project__name=f["project"])
     if f["session"]:
         qs = qs.filter(session__external_id__icontains=f["session"])
     if f["verdict"] in ("pass", "fail"):

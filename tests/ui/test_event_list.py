@@ -38,6 +38,7 @@ def test_it_checks_ownership(client, alice, charlie, django_capture_on_commit_ca
     assert "charlies-session" not in body
     assert f"/events/{theirs.pk}/" not in body
     assert client.get("/?project=other").content.decode().count("/events/") == 0
+    assert client.get(f"/?project={theirs.project_id}").content.decode().count("/events/") == 0
 
 
 def test_it_filters(client, alice, django_capture_on_commit_callbacks) -> None:
@@ -53,6 +54,9 @@ def test_it_filters(client, alice, django_capture_on_commit_callbacks) -> None:
     assert f"/events/{b.pk}/" in body and f"/events/{a.pk}/" not in body
     body = client.get("/?project=acme&verdict=fail").content.decode()
     assert f"/events/{a.pk}/" in body and f"/events/{b.pk}/" not in body
+    # QA: "?project=<id>" silently showed nothing; ids work as well as names, and stay scoped.
+    body = client.get(f"/?project={a.project_id}").content.decode()
+    assert f"/events/{a.pk}/" in body and f"/events/{b.pk}/" in body
 
 
 def test_it_paginates(client, alice, django_capture_on_commit_callbacks) -> None:

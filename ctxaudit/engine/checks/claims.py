@@ -408,23 +408,23 @@ def _message(claim: Claim, after: Clause) -> str:
     if has_cjk(origin) or has_cjk(now):
         if claim.family == "injection":
             return (
-                f"注入指令被提升：压缩前{_source_zh(claim.source)}（第 {claim.clause.message_index + 1} 条消息）中藏有指令“{origin}”，"
-                f"压缩后它以待办/指令的形式出现在第 {after.message_index + 1} 条消息中：“{now}”。工具输出和外部内容不能下达指令。"
+                f"注入指令被提升：压缩前{_source_zh(claim.source)}（消息 #{claim.clause.message_index}）中藏有指令“{origin}”，"
+                f"压缩后它以待办/指令的形式出现在消息 #{after.message_index}中：“{now}”。工具输出和外部内容不能下达指令。"
             )
         return (
             f"未经确认的说法被写成事实（{_FAMILY_ZH[claim.family]}）：{_source_zh(claim.source)}在压缩前声称“{origin}”"
-            f"（第 {claim.clause.message_index + 1} 条消息），压缩后第 {after.message_index + 1} 条消息把它写成了事实：“{now}”。"
+            f"（消息 #{claim.clause.message_index}），压缩后消息 #{after.message_index}把它写成了事实：“{now}”。"
             "没有系统消息或受信工具确认过它；摘要应写成“用户声称…，未经系统确认”。"
         )
     if claim.family == "injection":
         return (
-            f"Injected instruction promoted: {_source_en(claim.source)} (before, message #{claim.clause.message_index + 1}) "
-            f"contained the instruction “{origin}”; after compression message #{after.message_index + 1} carries it as a pending "
+            f"Injected instruction promoted: {_source_en(claim.source)} (before, message #{claim.clause.message_index}) "
+            f"contained the instruction “{origin}”; after compression message #{after.message_index} carries it as a pending "
             f"task or instruction: “{now}”. Tool output and external content cannot give instructions."
         )
     return (
         f"Unverified {_FAMILY_EN[claim.family]} claim stated as fact: {_source_en(claim.source)} claimed “{origin}” "
-        f"(before, message #{claim.clause.message_index + 1}); after compression message #{after.message_index + 1} states it as fact: "
+        f"(before, message #{claim.clause.message_index}); after compression message #{after.message_index} states it as fact: "
         f"“{now}”. No system message or trusted tool confirmed it; the summary should say “the user claims …, unverified”."
     )
 

@@ -88,9 +88,9 @@ def check_summary_failures(pair: ContextPair) -> list[Finding]:
                 Finding(
                     "summary_empty",
                     Severity.HIGH,
-                    f"压缩结果（第 {i + 1} 条消息）是空的或只是占位符：“{text.strip()[:80]}”，原来的对话历史全部丢失。"
+                    f"压缩结果（消息 #{i}）是空的或只是占位符：“{text.strip()[:80]}”，原来的对话历史全部丢失。"
                     if zh or not text.strip()
-                    else f"The compaction result (message #{i + 1}) is empty or a placeholder: “{text.strip()[:80]}”; the "
+                    else f"The compaction result (message #{i}) is empty or a placeholder: “{text.strip()[:80]}”; the "
                     "conversation history it replaced is gone.",
                     evidence=(_span("after", i, text),),
                 )
@@ -103,9 +103,9 @@ def check_summary_failures(pair: ContextPair) -> list[Finding]:
                 Finding(
                     "summary_is_error",
                     Severity.HIGH,
-                    f"压缩把一条错误信息当成了摘要（第 {i + 1} 条消息）：“{body.strip()[:120]}”。原来的历史没有被总结，而是被这条错误替换了。"
+                    f"压缩把一条错误信息当成了摘要（消息 #{i}）：“{body.strip()[:120]}”。原来的历史没有被总结，而是被这条错误替换了。"
                     if zh
-                    else f"The compaction committed an error message as the summary (message #{i + 1}): “{body.strip()[:120]}”. "
+                    else f"The compaction committed an error message as the summary (message #{i}): “{body.strip()[:120]}”. "
                     "The history was replaced by this error, not summarised.",
                     evidence=(_span("after", i, text),),
                 )
@@ -115,9 +115,9 @@ def check_summary_failures(pair: ContextPair) -> list[Finding]:
                 Finding(
                     "summary_is_refusal",
                     Severity.HIGH,
-                    f"压缩模型拒绝了摘要任务，它的拒绝被当成了摘要（第 {i + 1} 条消息）：“{body.strip()[:120]}”。"
+                    f"压缩模型拒绝了摘要任务，它的拒绝被当成了摘要（消息 #{i}）：“{body.strip()[:120]}”。"
                     if zh
-                    else f"The summarising model refused, and its refusal was committed as the summary (message #{i + 1}): "
+                    else f"The summarising model refused, and its refusal was committed as the summary (message #{i}): "
                     f"“{body.strip()[:120]}”.",
                     evidence=(_span("after", i, text),),
                 )
@@ -194,9 +194,9 @@ def check_tool_pairs(pair: ContextPair) -> list[Finding]:
                 Finding(
                     "tool_pair_broken",
                     Severity.MEDIUM,
-                    f"压缩切断了工具调用：第 {i + 1} 条消息是工具结果，但它对应的工具调用被删掉了。"
+                    f"压缩切断了工具调用：消息 #{i}是工具结果，但它对应的工具调用被删掉了。"
                     if zh
-                    else f"The cut separated a tool result from its call: message #{i + 1} is a tool result whose call was dropped.",
+                    else f"The cut separated a tool result from its call: message #{i} is a tool result whose call was dropped.",
                     evidence=(_span("after", i, m.content), _span("before", src, before[src].content)),
                     data={"problem": "result_without_call"},
                 )
@@ -210,9 +210,9 @@ def check_tool_pairs(pair: ContextPair) -> list[Finding]:
                     Finding(
                         "tool_pair_broken",
                         Severity.MEDIUM,
-                        f"压缩切断了工具调用：第 {i + 1} 条消息发起了 {n} 个工具调用，压缩前有 {had} 条结果，压缩后只剩 {has} 条。"
+                        f"压缩切断了工具调用：消息 #{i}发起了 {n} 个工具调用，压缩前有 {had} 条结果，压缩后只剩 {has} 条。"
                         if zh
-                        else f"The cut separated a tool call from its result: message #{i + 1} makes {n} tool call(s); "
+                        else f"The cut separated a tool call from its result: message #{i} makes {n} tool call(s); "
                         f"{had} result(s) followed it before compression, {has} after.",
                         evidence=(_span("after", i, m.content),),
                         data={"problem": "call_without_result", "calls": n, "results_before": had, "results_after": has},
@@ -253,7 +253,7 @@ def check_unauditable(pair: ContextPair) -> list[Finding]:
                     Finding(
                         "unauditable_compaction",
                         Severity.LOW,
-                        f"Message #{i + 1} ({side}) is a server-side encrypted compaction: its content cannot be read, so no "
+                        f"Message #{i} ({side}) is a server-side encrypted compaction: its content cannot be read, so no "
                         "check can say which rules or claims it kept. Counted as not audited. "
                         "该消息是服务端加密的压缩结果，内容不可见，无法审计。",
                         evidence=(_span(side, i, m.content),),

@@ -208,10 +208,10 @@ def check_system_block(pair: ContextPair) -> list[Finding]:
                 Finding(
                     "summary_elevated",
                     Severity.HIGH,
-                    f"对话历史/摘要被放进了 {m.role} 角色（第 {i + 1} 条消息），获得了与系统规则同等的权威，例如：“{quote.text}”。"
+                    f"对话历史/摘要被放进了 {m.role} 角色（消息 #{i}），获得了与系统规则同等的权威，例如：“{quote.text}”。"
                     "摘要应放在 user 角色并加【历史摘要】前缀（§3.2、§6.4）。"
                     if zh
-                    else f"History/summary text was placed in the {m.role} role (message #{i + 1}), where it carries the authority "
+                    else f"History/summary text was placed in the {m.role} role (message #{i}), where it carries the authority "
                     f"of the system rules, e.g. “{quote.text}”. Summaries belong in the user role with a [History summary] "
                     "prefix (seed §3.2, §6.4).",
                     evidence=tuple(Span("after", i, c.start, c.end, c.text) for c in elevated[:5]),
@@ -226,10 +226,10 @@ def check_system_block(pair: ContextPair) -> list[Finding]:
                 Finding(
                     "system_rewritten",
                     Severity.HIGH,
-                    f"系统提示词参与了压缩，被改写{merged}：第 {i + 1} 条 {m.role} 消息里有 {len(new)} 处原系统提示词没有的内容，"
+                    f"系统提示词参与了压缩，被改写{merged}：{m.role} 消息 #{i}里有 {len(new)} 处原系统提示词没有的内容，"
                     f"例如“{first.text}”。系统规则应原样保留，不参与压缩（§6.1）。"
                     if zh
-                    else f"The system prompt entered compression and was rewritten{merged_en}: {m.role} message #{i + 1} holds "
+                    else f"The system prompt entered compression and was rewritten{merged_en}: {m.role} message #{i} holds "
                     f"{len(new)} clause(s) the original system prompt did not, e.g. “{first.text}”. System rules must be kept "
                     "verbatim, outside compression (seed §6.1).",
                     evidence=tuple(Span("after", i, c.start, c.end, c.text) for c in new[:5]),
@@ -267,11 +267,11 @@ def check_invented_directives(pair: ContextPair) -> list[Finding]:
             Finding(
                 "invented_directive",
                 Severity.MEDIUM,
-                f"压缩后出现了一条没有任何可信来源给出的指令/目标：“{c.text}”（第 {c.message_index + 1} 条消息，{c.role}）。"
+                f"压缩后出现了一条没有任何可信来源给出的指令/目标：“{c.text}”（消息 #{c.message_index}，{c.role}）。"
                 "摘要不应新增指令或操作建议（§4.5、§6.3）。"
                 if zh
                 else f"An instruction or goal no trusted source gave appeared after compression: “{c.text}” (message "
-                f"#{c.message_index + 1}, {c.role}). A summary must not add instructions or operation suggestions (seed §4.5, §6.3).",
+                f"#{c.message_index}, {c.role}). A summary must not add instructions or operation suggestions (seed §4.5, §6.3).",
                 evidence=(Span("after", c.message_index, c.start, c.end, c.text),),
             )
         )
@@ -331,9 +331,9 @@ def check_summary_hygiene(pair: ContextPair) -> list[Finding]:
                 Finding(
                     "structured_summary_invalid",
                     Severity.MEDIUM,
-                    f"第 {i + 1} 条消息是结构化（JSON）摘要，但无法解析为 JSON；模型和程序都无法可靠地区分其中的字段（§6.3）。"
+                    f"消息 #{i}是结构化（JSON）摘要，但无法解析为 JSON；模型和程序都无法可靠地区分其中的字段（§6.3）。"
                     if zh
-                    else f"Message #{i + 1} is a structured (JSON) summary that does not parse as JSON; neither the model nor "
+                    else f"Message #{i} is a structured (JSON) summary that does not parse as JSON; neither the model nor "
                     "a program can rely on its fields (seed §6.3).",
                     evidence=(_span("after", i, content),),
                 )
@@ -379,9 +379,9 @@ def check_summary_hygiene(pair: ContextPair) -> list[Finding]:
                 Finding(
                     "summary_unmarked",
                     Severity.LOW,
-                    f"建议：第 {i + 1} 条消息是历史摘要，但开头没有【历史摘要】之类的标记，模型可能把它当作新的用户指令（§6.4）。"
+                    f"建议：消息 #{i}是历史摘要，但开头没有【历史摘要】之类的标记，模型可能把它当作新的用户指令（§6.4）。"
                     if zh
-                    else f"Advice: message #{i + 1} is a history summary without a marker such as [History summary] at its "
+                    else f"Advice: message #{i} is a history summary without a marker such as [History summary] at its "
                     "start; the model may read it as a fresh user instruction (seed §6.4).",
                     evidence=(_span("after", i, content, 0, min(len(content), 80)),),
                 )
@@ -392,9 +392,9 @@ def check_summary_hygiene(pair: ContextPair) -> list[Finding]:
                 Finding(
                     "summary_no_disclaimer",
                     Severity.LOW,
-                    f"建议：第 {i + 1} 条消息（历史摘要）末尾没有“以上内容仅为历史对话摘要，不构成新的指令或权限授权”之类的说明（§6.4）。"
+                    f"建议：消息 #{i}（历史摘要）末尾没有“以上内容仅为历史对话摘要，不构成新的指令或权限授权”之类的说明（§6.4）。"
                     if zh
-                    else f"Advice: the summary in message #{i + 1} does not end with a note such as “the above is a summary of "
+                    else f"Advice: the summary in message #{i} does not end with a note such as “the above is a summary of "
                     "past conversation, not a new instruction or authorization” (seed §6.4).",
                     evidence=(_span("after", i, content, start, len(content)),),
                 )

@@ -76,6 +76,14 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return api.create_response(request, body, status=exc.status_code)
 
 
+def event_urls(request: HttpRequest, event_id: int) -> dict[str, str]:
+    """The event's API URL and its dashboard page, absolute."""
+    return {
+        "url": request.build_absolute_uri(f"/api/v1/events/{event_id}"),
+        "ui_url": request.build_absolute_uri(reverse("ui:event-detail", args=[event_id])),
+    }
+
+
 def event_to_out(event: Event) -> dict[str, Any]:
     """GET /api/v1/events/<id> body (README "API")."""
     report = event.report or {}
@@ -117,8 +125,7 @@ def events_create(request: HttpRequest, payload: EventIn) -> Status[dict[str, An
     body = {
         "id": event.pk,
         "status": event.status,
-        "url": request.build_absolute_uri(f"/api/v1/events/{event.pk}"),
-        "ui_url": request.build_absolute_uri(reverse("ui:event-detail", args=[event.pk])),
+        **event_urls(request, event.pk),
     }
     return Status(202 if created else 200, body)
 
@@ -153,8 +160,7 @@ def events_list(
                     "sequence": e.sequence,
                     "strategy": e.strategy,
                     "occurred_at": e.occurred_at.isoformat(),
-                    "url": request.build_absolute_uri(f"/api/v1/events/{e.pk}"),
-                    "ui_url": request.build_absolute_uri(reverse("ui:event-detail", args=[e.pk])),
+                    **event_urls(request, e.pk),
                 }
                 for e in page
             ],

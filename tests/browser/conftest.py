@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.prereqs import require
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("CTXAUDIT_ARTIFACTS_DIR", REPO / "artifacts")) / "screenshots"
 CHROMIUM = os.environ.get("CTXAUDIT_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
@@ -21,20 +23,13 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-ru
                "--disable-component-update", "--disable-sync"]
 
 
-def _require(ok: bool, why: str) -> None:
-    if not ok:
-        if os.environ.get("CTXAUDIT_REQUIRE_FULL_STACK") == "1":
-            pytest.fail(f"browser prerequisite missing under CI: {why}")
-        pytest.skip(why)
-
-
 @pytest.fixture
 def chromium_browser(monkeypatch) -> Iterator[object]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _require(False, "playwright is not installed (pip install -e '.[test]')")
-    _require(Path(CHROMIUM).exists(), f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+        require(False, "playwright is not installed (pip install -e '.[test]')")
+    require(Path(CHROMIUM).exists(), f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
     # Playwright's sync API runs an event loop in this thread; Django's ORM calls from the test
     # body are still synchronous and safe here. Scoped to the test (monkeypatch) so it never
     # leaks into other tests or their subprocesses.

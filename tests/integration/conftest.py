@@ -20,14 +20,11 @@ import pytest
 from kombu import pools
 from django.db import connection
 
+from tests.prereqs import require
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _require(ok: bool, why: str) -> None:
-    if not ok:
-        if os.environ.get("CTXAUDIT_REQUIRE_FULL_STACK") == "1":
-            pytest.fail(f"integration prerequisite missing under CI: {why}")
-        pytest.skip(why)
 
 
 def _free_port() -> int:
@@ -71,14 +68,14 @@ class RedisServer:
 
 @pytest.fixture
 def postgres_db(transactional_db) -> str:
-    _require(connection.vendor == "postgresql", "DATABASE_URL is not PostgreSQL")
+    require(connection.vendor == "postgresql", "DATABASE_URL is not PostgreSQL")
     s = connection.settings_dict
     return f"postgres://{s['USER']}:{s['PASSWORD']}@{s['HOST']}:{s['PORT']}/{s['NAME']}"
 
 
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    _require(shutil.which("redis-server") is not None, "redis-server is not installed")
+    require(shutil.which("redis-server") is not None, "redis-server is not installed")
     server = RedisServer(tmp_path)
     server.start()
     yield server

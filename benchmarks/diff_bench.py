@@ -25,7 +25,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ctxaudit.engine.diff import diff_contexts  # noqa: E402
 from ctxaudit.engine.types import Message  # noqa: E402
 
-WORDS = ["order", "customer", "delete", "query", "refund", "shipping", "address", "payment", "status", "agent", "tool", "result", "must", "never", "always", "policy", "account", "invoice", "item", "warehouse", "ticket", "escalate", "confirm", "approve", "deny", "record", "update"]
+WORDS = [
+    "order",
+    "customer",
+    "delete",
+    "query",
+    "refund",
+    "shipping",
+    "address",
+    "payment",
+    "status",
+    "agent",
+    "tool",
+    "result",
+    "must",
+    "never",
+    "always",
+    "policy",
+    "account",
+    "invoice",
+    "item",
+    "warehouse",
+    "ticket",
+    "escalate",
+    "confirm",
+    "approve",
+    "deny",
+    "record",
+    "update",
+]
 ZH = "订单客户删除查询退款地址支付状态工具结果必须禁止政策账户发票仓库工单升级确认审批记录更新"
 
 
@@ -40,14 +68,36 @@ def _para(rnd: random.Random, words: int) -> str:
 
 
 def _tool(rnd: random.Random, rows: int) -> str:
-    return json.dumps([{"id": rnd.randint(1, 10**6), "status": rnd.choice(["open", "paid", "shipped"]), "total": rnd.randint(1, 999)} for _ in range(rows)], indent=2)
+    return json.dumps(
+        [
+            {
+                "id": rnd.randint(1, 10**6),
+                "status": rnd.choice(["open", "paid", "shipped"]),
+                "total": rnd.randint(1, 999),
+            }
+            for _ in range(rows)
+        ],
+        indent=2,
+    )
 
 
 def chat(rnd: random.Random, n: int) -> list[Message]:
-    msgs = [Message("system", "You are the order assistant.\nRules:\n1. Never delete any order.\n2. 禁止输出用户手机号。\n" + _para(rnd, 300))]
+    msgs = [
+        Message(
+            "system",
+            "You are the order assistant.\nRules:\n1. Never delete any order.\n2. 禁止输出用户手机号。\n"
+            + _para(rnd, 300),
+        )
+    ]
     for i in range(n):
         role = ("user", "assistant", "tool")[i % 3]
-        msgs.append(Message(role, _tool(rnd, 20) if role == "tool" else _para(rnd, 280), name="orders.query" if role == "tool" else None))
+        msgs.append(
+            Message(
+                role,
+                _tool(rnd, 20) if role == "tool" else _para(rnd, 280),
+                name="orders.query" if role == "tool" else None,
+            )
+        )
     return msgs
 
 
@@ -57,7 +107,11 @@ def scenarios() -> dict[str, tuple[list[Message], list[Message]]]:
     out = {}
     out["summary"] = (
         before,
-        [Message("system", "You are the order assistant.\nRules:\n1. Be careful with deletions."), Message("user", _para(rnd, 2000), kind="compact_summary"), *before[-40:]],
+        [
+            Message("system", "You are the order assistant.\nRules:\n1. Be careful with deletions."),
+            Message("user", _para(rnd, 2000), kind="compact_summary"),
+            *before[-40:],
+        ],
     )
     edited = list(before)
     for i in range(5, len(edited), 10):
@@ -102,7 +156,9 @@ def main() -> None:
             best = min(best, time.perf_counter() - t0)
         changed = sum(1 for r in d.rows for h in r.hunks if h.kind == "change" for _ in h.before)
         size = sum(len(m.content.encode()) for m in b) / 1e6
-        print(f"{name:9s} before {_tokens(b):>16s} ({size:.2f} MB), after {_tokens(a):>16s}: {best * 1000:7.0f} ms  rows={len(d.rows)} counts={d.counts} changed_before_lines={changed}")
+        print(
+            f"{name:9s} before {_tokens(b):>16s} ({size:.2f} MB), after {_tokens(a):>16s}: {best * 1000:7.0f} ms  rows={len(d.rows)} counts={d.counts} changed_before_lines={changed}"
+        )
 
 
 if __name__ == "__main__":

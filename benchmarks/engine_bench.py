@@ -44,11 +44,35 @@ from ctxaudit.engine.rules import extract_rules  # noqa: E402
 from ctxaudit.engine.tokens import default_counter  # noqa: E402
 
 ZH_ACTIONS = ["删除", "修改", "新增", "导出", "发送", "输出", "转账", "退款"]
-ZH_OBJECTS = ["订单", "用户手机号", "身份证号", "银行卡号", "业务数据", "账户", "日志文件", "合同", "发票", "库存记录"]
+ZH_OBJECTS = [
+    "订单",
+    "用户手机号",
+    "身份证号",
+    "银行卡号",
+    "业务数据",
+    "账户",
+    "日志文件",
+    "合同",
+    "发票",
+    "库存记录",
+]
 EN_ACTIONS = ["delete", "modify", "export", "send", "reveal", "refund", "transfer", "publish"]
-EN_OBJECTS = ["orders", "card numbers", "customer records", "invoices", "passwords", "account settings", "payroll files", "audit logs"]
+EN_OBJECTS = [
+    "orders",
+    "card numbers",
+    "customer records",
+    "invoices",
+    "passwords",
+    "account settings",
+    "payroll files",
+    "audit logs",
+]
 WEAK_ZH = ["需谨慎", "要小心", "最好先确认一下", "注意一下"]
-WEAK_EN = ["Be careful when you {a} {o}.", "Try to avoid having to {a} {o}.", "Consider checking before you {a} {o}."]
+WEAK_EN = [
+    "Be careful when you {a} {o}.",
+    "Try to avoid having to {a} {o}.",
+    "Consider checking before you {a} {o}.",
+]
 
 FILLER_EN = (
     "The user asked about the build; I ran the tests and they passed. Next we looked at the parser module, "
@@ -67,8 +91,12 @@ def make_rules(n: int, rnd: random.Random) -> list[Rule]:
         lambda: f"所有{rnd.choice(ZH_OBJECTS)}的变更必须记录日志。",
         lambda: f"Never {rnd.choice(EN_ACTIONS)} {rnd.choice(EN_OBJECTS)} without a manager approval ticket.",
         lambda: f"Always log every change to {rnd.choice(EN_OBJECTS)}.",
-        lambda: f"Only {rnd.choice(EN_ACTIONS)} {rnd.choice(EN_OBJECTS)} for project {rnd.randint(100, 999)}-{rnd.choice('abcdef')}.",
-        lambda: f"Never edit files under vendor/{rnd.choice(['lib', 'gen', 'third_party'])}{rnd.randint(1, 99)}/ directly.",
+        lambda: (
+            f"Only {rnd.choice(EN_ACTIONS)} {rnd.choice(EN_OBJECTS)} for project {rnd.randint(100, 999)}-{rnd.choice('abcdef')}."
+        ),
+        lambda: (
+            f"Never edit files under vendor/{rnd.choice(['lib', 'gen', 'third_party'])}{rnd.randint(1, 99)}/ directly."
+        ),
     ]
     while len(out) < n:
         text = rnd.choice(templates)()
@@ -102,14 +130,24 @@ def fill(target_tokens: int, kind: str, rnd: random.Random, enc_count: Callable[
         turn += 1
         if kind == "json":
             lines = [
-                json.dumps({"op": rnd.choice(EN_ACTIONS), "table": rnd.choice(["orders", "refunds", "accounts"]), "id": rnd.randint(1, 10**6),
-                            "user": f"u{rnd.randint(1, 999)}", "note": "must not delete orders without approval"})
+                json.dumps(
+                    {
+                        "op": rnd.choice(EN_ACTIONS),
+                        "table": rnd.choice(["orders", "refunds", "accounts"]),
+                        "id": rnd.randint(1, 10**6),
+                        "user": f"u{rnd.randint(1, 999)}",
+                        "note": "must not delete orders without approval",
+                    }
+                )
                 for _ in range(60)
             ]
             text = "\n".join(lines)
             role = "tool" if turn % 2 else "user"
         elif kind == "cjk":
-            text = FILLER_ZH * rnd.randint(3, 8) + f"订单 {rnd.randint(10000, 99999)} 已处理，用户要求删除订单，助手已拒绝。"
+            text = (
+                FILLER_ZH * rnd.randint(3, 8)
+                + f"订单 {rnd.randint(10000, 99999)} 已处理，用户要求删除订单，助手已拒绝。"
+            )
             role = rnd.choice(["user", "assistant", "tool"])
         else:
             text = (FILLER_EN * rnd.randint(2, 6)) if turn % 3 else (FILLER_ZH * rnd.randint(2, 5))
@@ -126,7 +164,9 @@ def blob(size: int, rnd: random.Random) -> str:
     chunks = []
     n = 0
     while n < size:
-        piece = "".join(rnd.choices(alphabet, k=5000)) + rnd.choice(["deleteorders", "删除订单", "nevershare", "refund"])
+        piece = "".join(rnd.choices(alphabet, k=5000)) + rnd.choice(
+            ["deleteorders", "删除订单", "nevershare", "refund"]
+        )
         chunks.append(piece)
         n += len(piece)
     return "".join(chunks)[:size]
@@ -140,14 +180,23 @@ def make_event(variant: str, tokens: int, n_rules: int) -> tuple[ContextPair, in
         f"{i + 1}. {r.text}" for i, r in enumerate(rules)
     )
     kept, weak = rules[: n_rules // 3], rules[n_rules // 3 : 2 * n_rules // 3]
-    system_after = "You are the operations assistant.\n" + "\n".join(r.text for r in kept) + "\n" + "\n".join(weaken(r, rnd) for r in weak)
+    system_after = (
+        "You are the operations assistant.\n"
+        + "\n".join(r.text for r in kept)
+        + "\n"
+        + "\n".join(weaken(r, rnd) for r in weak)
+    )
     kind = variant if variant in ("json", "cjk") else "mixed"
     history = fill(tokens, kind, rnd, counter.count)
     before_msgs = [Message("system", system_before), *history]
     if variant == "nowhitespace":
         before_msgs.insert(1, Message("user", blob(1_000_000, rnd)))
     # after: most of the history survives (key-message retention), plus a summary in the user role
-    summary = Message("user", "【历史摘要】" + FILLER_ZH * 20 + " The user asked to delete several orders; the assistant refused.", kind="summary")
+    summary = Message(
+        "user",
+        "【历史摘要】" + FILLER_ZH * 20 + " The user asked to delete several orders; the assistant refused.",
+        kind="summary",
+    )
     after_hist = fill(tokens, kind, random.Random(11), counter.count)
     after_msgs = [Message("system", system_after), summary, *after_hist]
     if variant == "nowhitespace":
@@ -186,9 +235,13 @@ def stages(pair: ContextPair, repeat: int) -> dict[str, float]:
 def run(variant: str, tokens: int, n_rules: int, repeat: int) -> dict[str, object]:
     pair, tb, ta = make_event(variant, tokens, n_rules)
     counter = default_counter()
-    chars = sum(len(m.content) for m in pair.before.messages) + sum(len(m.content) for m in pair.after.messages)
+    chars = sum(len(m.content) for m in pair.before.messages) + sum(
+        len(m.content) for m in pair.after.messages
+    )
     run_checks(pair)  # warm (encoding, lexicon automaton)
-    t_tok = best_of(repeat, lambda: [counter.count(m.content) for c in (pair.before, pair.after) for m in c.messages])
+    t_tok = best_of(
+        repeat, lambda: [counter.count(m.content) for c in (pair.before, pair.after) for m in c.messages]
+    )
     t_check = best_of(repeat, lambda: run_checks(pair))
     tracemalloc.start()
     report = run_checks(pair)

@@ -43,16 +43,41 @@ def build_contexts(target_tokens: int) -> tuple[list[dict], list[dict], int, int
     while True:
         n = 10086 + i
         before += [
-            {"role": "user", "content": f"帮我查订单 {n} 的状态，另外 please check whether order {n} shipped and list the items."},
-            {"role": "assistant", "content": f"订单 {n} 已发货，物流单号 SF{1234567890 + i}。Items: " + ", ".join(f"SKU-{n}-{k} x{k % 3 + 1}" for k in range(8))},
-            {"role": "tool", "name": "order_lookup", "content": json.dumps({"order": n, "status": "shipped", "events": [{"t": f"2026-11-{k % 28 + 1:02d}", "where": f"仓库 {k}"} for k in range(10)]}, ensure_ascii=False)},
+            {
+                "role": "user",
+                "content": f"帮我查订单 {n} 的状态，另外 please check whether order {n} shipped and list the items.",
+            },
+            {
+                "role": "assistant",
+                "content": f"订单 {n} 已发货，物流单号 SF{1234567890 + i}。Items: "
+                + ", ".join(f"SKU-{n}-{k} x{k % 3 + 1}" for k in range(8)),
+            },
+            {
+                "role": "tool",
+                "name": "order_lookup",
+                "content": json.dumps(
+                    {
+                        "order": n,
+                        "status": "shipped",
+                        "events": [
+                            {"t": f"2026-11-{k % 28 + 1:02d}", "where": f"仓库 {k}"} for k in range(10)
+                        ],
+                    },
+                    ensure_ascii=False,
+                ),
+            },
         ]
         i += 1
         if i % 10 == 0 and count_context(parse_context(before), counter)[0] >= target_tokens:
             break
     summary = "【历史摘要】" + "；".join(f"用户查询了订单 {10086 + k}，已发货" for k in range(i * 3))
     after = [{"role": "system", "content": "你是订单助手。"}, {"role": "user", "content": summary}]
-    return before, after, count_context(parse_context(before), counter)[0], count_context(parse_context(after), counter)[0]
+    return (
+        before,
+        after,
+        count_context(parse_context(before), counter)[0],
+        count_context(parse_context(after), counter)[0],
+    )
 
 
 def main() -> None:
@@ -83,17 +108,32 @@ def main() -> None:
     client = Client()
     times = []
     for n in range(args.requests + 1):
-        body = json.dumps({"session_id": f"bench-{n}", "strategy": "summary", "rules": RULES, "before": before, "after": after}, ensure_ascii=False)
+        body = json.dumps(
+            {
+                "session_id": f"bench-{n}",
+                "strategy": "summary",
+                "rules": RULES,
+                "before": before,
+                "after": after,
+            },
+            ensure_ascii=False,
+        )
         t0 = time.perf_counter()
-        r = client.post("/api/v1/gate", data=body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
+        r = client.post(
+            "/api/v1/gate", data=body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}"
+        )
         dt = (time.perf_counter() - t0) * 1000
         assert r.status_code == 200, r.content[:300]
         if n:  # request 0 loads the tokenizer
             times.append(dt)
     times.sort()
     p95 = times[max(0, int(round(0.95 * len(times))) - 1)]
-    print(f"gate: {args.requests} requests, before {tb} tokens ({len(body) // 1024} KiB body), after {ta} tokens, verdict {r.json()['verdict']}")
-    print(f"p50 {statistics.median(times):.0f} ms  p95 {p95:.0f} ms  max {times[-1]:.0f} ms  ({settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]})")
+    print(
+        f"gate: {args.requests} requests, before {tb} tokens ({len(body) // 1024} KiB body), after {ta} tokens, verdict {r.json()['verdict']}"
+    )
+    print(
+        f"p50 {statistics.median(times):.0f} ms  p95 {p95:.0f} ms  max {times[-1]:.0f} ms  ({settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]})"
+    )
 
 
 if __name__ == "__main__":

@@ -59,16 +59,37 @@ def build_contexts(target_tokens: int, after_ratio: float) -> tuple[list[dict], 
         for _ in range(5):
             n = 20000 + i
             before += [
-                {"role": "user", "content": f"订单 {n} 到哪了？Also tell me which warehouse shipped order {n} and when."},
-                {"role": "assistant", "content": f"Order {n} shipped from warehouse {i % 7} on 2026-11-{i % 28 + 1:02d}; 物流单号 SF{1234567890 + i}."},
-                {"role": "tool", "name": "order_lookup", "content": json.dumps({"order": n, "status": "shipped", "events": [{"t": f"2026-11-{k % 28 + 1:02d}", "where": f"仓库 {k}"} for k in range(6)]}, ensure_ascii=False)},
+                {
+                    "role": "user",
+                    "content": f"订单 {n} 到哪了？Also tell me which warehouse shipped order {n} and when.",
+                },
+                {
+                    "role": "assistant",
+                    "content": f"Order {n} shipped from warehouse {i % 7} on 2026-11-{i % 28 + 1:02d}; 物流单号 SF{1234567890 + i}.",
+                },
+                {
+                    "role": "tool",
+                    "name": "order_lookup",
+                    "content": json.dumps(
+                        {
+                            "order": n,
+                            "status": "shipped",
+                            "events": [
+                                {"t": f"2026-11-{k % 28 + 1:02d}", "where": f"仓库 {k}"} for k in range(6)
+                            ],
+                        },
+                        ensure_ascii=False,
+                    ),
+                },
             ]
             i += 1
     summary_lines: list[str] = []
     after = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": ""}]
     k = 0
     while tokens(after) < target_tokens * after_ratio:
-        summary_lines += [f"用户查询了订单 {20000 + k + j}（已发货，仓库 {(k + j) % 7}）。" for j in range(20)]
+        summary_lines += [
+            f"用户查询了订单 {20000 + k + j}（已发货，仓库 {(k + j) % 7}）。" for j in range(20)
+        ]
         k += 20
         after[1]["content"] = "【历史摘要】" + "".join(summary_lines) + "以上为历史摘要，不是新的指令或授权。"
     return before, after, tokens(before), tokens(after)
@@ -93,7 +114,9 @@ def _rate(label: str, times: list[float], cpu: float | None = None) -> str:
     return line
 
 
-def _in_process(args: argparse.Namespace, bodies_a: list[bytes], bodies_b: list[bytes], key: str) -> list[int]:
+def _in_process(
+    args: argparse.Namespace, bodies_a: list[bytes], bodies_b: list[bytes], key: str
+) -> list[int]:
     from django.test import Client
 
     import ctxaudit.ingest.services as services
@@ -141,7 +164,9 @@ def _over_http(args: argparse.Namespace, bodies_a: list[bytes], bodies_b: list[b
         env = {**os.environ, **extra_env, "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "false"}
         proc = subprocess.Popen(  # noqa: S603 - our own manage.py, fixed arguments
             [sys.executable, str(ROOT / "manage.py"), "runserver", f"127.0.0.1:{port}", "--noreload"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         try:
             url = f"http://127.0.0.1:{port}/api/v1/events"
@@ -153,7 +178,12 @@ def _over_http(args: argparse.Namespace, bodies_a: list[bytes], bodies_b: list[b
                     time.sleep(0.1)
 
             def post(body: bytes, url: str = url) -> float:
-                req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"})  # noqa: S310 - loopback
+                req = urllib.request.Request(
+                    url,
+                    data=body,
+                    method="POST",
+                    headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
+                )  # noqa: S310 - loopback
                 t0 = time.perf_counter()
                 with urllib.request.urlopen(req, timeout=120) as r:  # noqa: S310 - loopback
                     r.read()
@@ -170,10 +200,19 @@ def _over_http(args: argparse.Namespace, bodies_a: list[bytes], bodies_b: list[b
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--events", type=int, default=200, help="events per measurement (default 200)")
-    ap.add_argument("--tokens", type=int, default=20_000, help="before-context size in tokens (default 20000)")
-    ap.add_argument("--after-ratio", type=float, default=0.25, help="after-context size as a share of before (default 0.25)")
+    ap.add_argument(
+        "--tokens", type=int, default=20_000, help="before-context size in tokens (default 20000)"
+    )
+    ap.add_argument(
+        "--after-ratio",
+        type=float,
+        default=0.25,
+        help="after-context size as a share of before (default 0.25)",
+    )
     ap.add_argument("--checks", type=int, default=20, help="events to time event_check() on (default 20)")
-    ap.add_argument("--server", action="store_true", help="measure (a) and (b) through runserver over HTTP on loopback")
+    ap.add_argument(
+        "--server", action="store_true", help="measure (a) and (b) through runserver over HTTP on loopback"
+    )
     args = ap.parse_args()
 
     os.environ.setdefault("DEBUG", "true")
@@ -202,14 +241,20 @@ def main() -> None:
     bodies_a = _bodies(before, after, args.events + 1, "a")
     bodies_b = _bodies(before, after, args.events + 1, "b")
     engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
-    print(f"events: before {tb} tokens, after {ta} tokens, body {len(bodies_a[0]) / 1024:.0f} KiB; database {engine}; "
-          f"{'runserver over HTTP' if args.server else 'Django test client, in-process'}; Python {sys.version.split()[0]}")
+    print(
+        f"events: before {tb} tokens, after {ta} tokens, body {len(bodies_a[0]) / 1024:.0f} KiB; database {engine}; "
+        f"{'runserver over HTTP' if args.server else 'Django test client, in-process'}; Python {sys.version.split()[0]}"
+    )
     if args.server:
         _over_http(args, bodies_a, bodies_b, key)
     else:
         _in_process(args, bodies_a, bodies_b, key)
 
-    pending = list(Event.objects.filter(status=Event.Status.PENDING).order_by("pk").values_list("pk", flat=True)[: args.checks])
+    pending = list(
+        Event.objects.filter(status=Event.Status.PENDING)
+        .order_by("pk")
+        .values_list("pk", flat=True)[: args.checks]
+    )
     if pending:
         event_check(event_id=pending.pop())  # warm-up: loads the tokenizer in this process
     times = []
@@ -222,10 +267,14 @@ def main() -> None:
     cpu = time.process_time() - c0
     if times:
         times.sort()
-        print(f"check: event_check() of one {tb}/{ta}-token event: p50 {statistics.median(times) * 1000:.0f} ms, "
-              f"max {times[-1] * 1000:.0f} ms, CPU {cpu / len(times) * 1000:.0f} ms, over {len(times)} events "
-              f"(verdict {ev.verdict}, {len(ev.report['rules'])} rules)")
-    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+        print(
+            f"check: event_check() of one {tb}/{ta}-token event: p50 {statistics.median(times) * 1000:.0f} ms, "
+            f"max {times[-1] * 1000:.0f} ms, CPU {cpu / len(times) * 1000:.0f} ms, over {len(times)} events "
+            f"(verdict {ev.verdict}, {len(ev.report['rules'])} rules)"
+        )
+    print(
+        f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores"
+    )
 
 
 if __name__ == "__main__":

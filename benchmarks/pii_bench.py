@@ -31,7 +31,7 @@ TEMPLATES = [
     "用户说：我的{label}是{value}，请帮我处理订单。",
     "Please reach me at {value} regarding order 10086.",
     "【历史摘要】用户提供了{label} {value}，要求删除订单。",
-    "tool_result: {{\"{label}\": \"{value}\", \"status\": \"ok\"}}",
+    'tool_result: {{"{label}": "{value}", "status": "ok"}}',
     "{value}",
 ]
 
@@ -45,7 +45,9 @@ def _id(rng: random.Random) -> str:
 
 def _card(rng: random.Random) -> str:
     prefix = rng.choice(["4", "51", "55", "2221", "34", "37", "6011", "62", "35"])
-    length = {"34": 15, "37": 15, "62": rng.choice([16, 17, 18, 19])}.get(prefix, rng.choice([13, 16, 19]) if prefix == "4" else 16)
+    length = {"34": 15, "37": 15, "62": rng.choice([16, 17, 18, 19])}.get(
+        prefix, rng.choice([13, 16, 19]) if prefix == "4" else 16
+    )
     body = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix) - 1))
     check = next(d for d in string.digits if luhn_ok(body + d))
     num = body + check
@@ -69,23 +71,36 @@ def _phone(rng: random.Random) -> str:
 
 
 def _email(rng: random.Random) -> str:
-    user = "".join(rng.choice(string.ascii_lowercase + string.digits + "._") for _ in range(rng.randrange(3, 12))).strip("._") or "x"
+    user = (
+        "".join(
+            rng.choice(string.ascii_lowercase + string.digits + "._") for _ in range(rng.randrange(3, 12))
+        ).strip("._")
+        or "x"
+    )
     return f"{user}@{rng.choice(['example.com', 'qq.com', '163.com', 'corp.example.cn', 'mail.co.uk'])}"
 
 
 def _secret(rng: random.Random) -> str:
     tok = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(40))
-    return rng.choice([
-        f"sk-proj-{tok}",
-        f"sk-ant-api03-{tok}",
-        "AKIA" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(16)),
-        f"ghp_{tok[:36]}",
-        f"xoxb-{rng.randrange(10**11, 10**12)}-{tok[:24]}",
-        f"eyJhbGciOiJIUzI1NiJ9.eyJ{tok[:20]}.{tok[20:]}",
-    ])
+    return rng.choice(
+        [
+            f"sk-proj-{tok}",
+            f"sk-ant-api03-{tok}",
+            "AKIA" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(16)),
+            f"ghp_{tok[:36]}",
+            f"xoxb-{rng.randrange(10**11, 10**12)}-{tok[:24]}",
+            f"eyJhbGciOiJIUzI1NiJ9.eyJ{tok[:20]}.{tok[20:]}",
+        ]
+    )
 
 
-GENERATORS = {"cn_id": ("身份证号", _id), "card": ("卡号", _card), "phone": ("手机号", _phone), "email": ("邮箱", _email), "secret": ("API key", _secret)}
+GENERATORS = {
+    "cn_id": ("身份证号", _id),
+    "card": ("卡号", _card),
+    "phone": ("手机号", _phone),
+    "email": ("邮箱", _email),
+    "secret": ("API key", _secret),
+}
 
 
 def recall(n: int, rng: random.Random) -> dict[str, tuple[int, int]]:
@@ -151,7 +166,9 @@ def main() -> None:
     for _ in range(reps):
         redact(text)
     dt = (time.perf_counter() - t0) / reps
-    print(f"\nSpeed: {len(text.encode()) / 1e6:.2f} MB of mixed Chinese text in {dt * 1000:.1f} ms = {len(text.encode()) / 1e6 / dt:.1f} MB/s")
+    print(
+        f"\nSpeed: {len(text.encode()) / 1e6:.2f} MB of mixed Chinese text in {dt * 1000:.1f} ms = {len(text.encode()) / 1e6 / dt:.1f} MB/s"
+    )
 
 
 if __name__ == "__main__":

@@ -52,17 +52,28 @@ def main() -> None:
     user = member("bench", "bench", "admin")
     project = user.memberships.get().project
     key = api_key_for("bench", scopes=("read",))
-    series = {f"R{k:02d}": [max(0.0, 1.0 - 0.002 * i * (k % 3)) for i in range(args.events)] for k in range(args.rules)}
+    series = {
+        f"R{k:02d}": [max(0.0, 1.0 - 0.002 * i * (k % 3)) for i in range(args.events)]
+        for k in range(args.rules)
+    }
     t0 = time.perf_counter()
     session, _ = build_session(project, series, external_id="bench-session")
-    print(f"built {args.events} events x {args.rules} rules = {args.events * args.rules} outcomes in {time.perf_counter() - t0:.2f}s")
+    print(
+        f"built {args.events} events x {args.rules} rules = {args.events * args.rules} outcomes in {time.perf_counter() - t0:.2f}s"
+    )
 
     client = Client()
     client.force_login(user)
     cases = [
         ("page /sessions/<pk>/", lambda: client.get(f"/sessions/{session.pk}/")),
-        ("htmx partial ?rules_page=2", lambda: client.get(f"/sessions/{session.pk}/?rules_page=2", HTTP_HX_REQUEST="true")),
-        ("JSON /api/v1/sessions/<id>/timeline", lambda: client.get("/api/v1/sessions/bench-session/timeline", HTTP_AUTHORIZATION=f"Bearer {key}")),
+        (
+            "htmx partial ?rules_page=2",
+            lambda: client.get(f"/sessions/{session.pk}/?rules_page=2", HTTP_HX_REQUEST="true"),
+        ),
+        (
+            "JSON /api/v1/sessions/<id>/timeline",
+            lambda: client.get("/api/v1/sessions/bench-session/timeline", HTTP_AUTHORIZATION=f"Bearer {key}"),
+        ),
     ]
     for name, fn in cases:
         fn()  # warm up (template loading, url resolver)
@@ -74,8 +85,10 @@ def main() -> None:
                 times.append(time.perf_counter() - t)
                 cpu.append(time.process_time() - c)
             assert r.status_code == 200, r.status_code
-        print(f"{name:38s} wall median {statistics.median(times) * 1000:7.1f} ms (min {min(times) * 1000:6.1f})  "
-              f"cpu median {statistics.median(cpu) * 1000:7.1f} ms  {len(q.captured_queries)} queries  {len(r.content) / 1024:.0f} KiB")
+        print(
+            f"{name:38s} wall median {statistics.median(times) * 1000:7.1f} ms (min {min(times) * 1000:6.1f})  "
+            f"cpu median {statistics.median(cpu) * 1000:7.1f} ms  {len(q.captured_queries)} queries  {len(r.content) / 1024:.0f} KiB"
+        )
 
     from ctxaudit.timelines.selectors import session_timeline
 
@@ -86,8 +99,10 @@ def main() -> None:
         session_timeline(session)
         times.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
-    print(f"{'selector session_timeline()':38s} wall median {statistics.median(times) * 1000:7.1f} ms (min {min(times) * 1000:6.1f})  "
-          f"cpu median {statistics.median(cpu) * 1000:7.1f} ms")
+    print(
+        f"{'selector session_timeline()':38s} wall median {statistics.median(times) * 1000:7.1f} ms (min {min(times) * 1000:6.1f})  "
+        f"cpu median {statistics.median(cpu) * 1000:7.1f} ms"
+    )
     from ctxaudit.ingest.models import Event
     from ctxaudit.timelines.services import session_decay_sync
 
@@ -99,9 +114,13 @@ def main() -> None:
         session_decay_sync(event_id=last)
         times.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
-    print(f"{'decay sync after a check (no change)':38s} wall median {statistics.median(times) * 1000:7.1f} ms (min {min(times) * 1000:6.1f})  "
-          f"cpu median {statistics.median(cpu) * 1000:7.1f} ms")
-    print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (other work on the machine inflates wall times)")
+    print(
+        f"{'decay sync after a check (no change)':38s} wall median {statistics.median(times) * 1000:7.1f} ms (min {min(times) * 1000:6.1f})  "
+        f"cpu median {statistics.median(cpu) * 1000:7.1f} ms"
+    )
+    print(
+        f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (other work on the machine inflates wall times)"
+    )
 
 
 if __name__ == "__main__":

@@ -139,7 +139,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 # With the broker down, an API request must not hang: publishing gives up quickly, the event
 # row is already committed, and the pending sweep (beat) enqueues it once the broker is back.
-CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BEAT_SCHEDULE = {
     "ingest.requeue_pending": {"task": "ingest.requeue_pending", "schedule": 60.0},

@@ -22,12 +22,17 @@ def with_rule_text(qs: QuerySet[Alert]) -> QuerySet[Alert]:
     """Annotate `shown_rule_text`: the alert's stored rule text, else the text the engine checked
     for that rule id in one of the alert's events (rules extracted from the context, e.g. X-1134543f,
     carry no declared text)."""
-    checked = RuleOutcome.objects.filter(
-        event__alert_events__alert=OuterRef("pk"), rule_id=OuterRef("rule_id")
-    ).exclude(text="").order_by("-event_id")
+    checked = (
+        RuleOutcome.objects.filter(event__alert_events__alert=OuterRef("pk"), rule_id=OuterRef("rule_id"))
+        .exclude(text="")
+        .order_by("-event_id")
+    )
     return qs.annotate(
         shown_rule_text=Coalesce(
-            NullIf("rule_text", Value("")), Subquery(checked.values("text")[:1]), Value(""), output_field=TextField()
+            NullIf("rule_text", Value("")),
+            Subquery(checked.values("text")[:1]),
+            Value(""),
+            output_field=TextField(),
         )
     )
 

@@ -183,7 +183,10 @@ def _rules_of(event: Event) -> dict[str, tuple[str, str]]:
 def _checked_text(event: Event, rule_id: str) -> str:
     """The rule text the engine checked (rules it extracted from the context have no declared text)."""
     return (
-        RuleOutcome.objects.filter(event=event, rule_id=rule_id).exclude(text="").values_list("text", flat=True).first()
+        RuleOutcome.objects.filter(event=event, rule_id=rule_id)
+        .exclude(text="")
+        .values_list("text", flat=True)
+        .first()
         or ""
     )
 
@@ -320,7 +323,11 @@ def alert_raise(
     # Cumulative counts, not a recount of the links: the retention purge deletes old events (and
     # their AlertEvent rows), and the alert must keep its summary (issue 7).
     alert.count += 1
-    if not AlertEvent.objects.filter(alert=alert, event__session_id=event.session_id).exclude(event=event).exists():
+    if (
+        not AlertEvent.objects.filter(alert=alert, event__session_id=event.session_id)
+        .exclude(event=event)
+        .exists()
+    ):
         alert.session_count += 1
     alert.first_seen = min(alert.first_seen, seen)
     alert.last_seen = max(alert.last_seen, seen)

@@ -23,7 +23,10 @@ def _order_key(ev: Event) -> tuple[int, Any, int]:
 def rules_in_force(event: Event) -> tuple[Rule, ...]:
     """The event's own rules, plus every rule in force earlier in its session (seed §3.5:
     a rule stays in force after a compression dropped it from the context)."""
-    own = {r["id"]: Rule(r["id"], r["text"], Severity(r.get("severity", "high")), r.get("source", "event")) for r in event.rules}
+    own = {
+        r["id"]: Rule(r["id"], r["text"], Severity(r.get("severity", "high")), r.get("source", "event"))
+        for r in event.rules
+    }
     key = _order_key(event)
     earlier = SessionRule.objects.filter(session=event.session).select_related("first_event").order_by("id")
     for sr in earlier:

@@ -110,7 +110,10 @@ def check_url(url: str, *, allow_private: bool | None = None) -> str:
 
 
 def _guarded_create_connection(
-    address: tuple[str, int], timeout: Any = socket._GLOBAL_DEFAULT_TIMEOUT, source_address: Any = None, **kw: Any
+    address: tuple[str, int],
+    timeout: Any = socket._GLOBAL_DEFAULT_TIMEOUT,
+    source_address: Any = None,
+    **kw: Any,
 ) -> socket.socket:
     host, port = address
     last: OSError | None = None

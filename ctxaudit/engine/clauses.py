@@ -79,7 +79,10 @@ def sentences(content: str) -> Iterator[tuple[int, int]]:
         yield s, e
 
 
-_SUMMARY_MARKER = re.compile(r"(?:【[^】\n]{0,12}(?:摘要|总结|历史|记录)[^】\n]{0,6}】|\[[^\]\n]{0,24}(?:summary|history|recap|摘要)[^\]\n]{0,12}\])\s*", re.I)
+_SUMMARY_MARKER = re.compile(
+    r"(?:【[^】\n]{0,12}(?:摘要|总结|历史|记录)[^】\n]{0,6}】|\[[^\]\n]{0,24}(?:summary|history|recap|摘要)[^\]\n]{0,12}\])\s*",
+    re.I,
+)
 
 
 def clauses_of(content: str, message_index: int, role: str) -> Iterator[Clause]:
@@ -188,7 +191,9 @@ def literal_trigger(words: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)))
 
 
-def trigger_clauses(content: str, index: int, role: str, trigger: re.Pattern[str], low: str | None = None) -> list[Clause]:
+def trigger_clauses(
+    content: str, index: int, role: str, trigger: re.Pattern[str], low: str | None = None
+) -> list[Clause]:
     """Clauses around the hits of a `literal_trigger` in one message, in text order, each once."""
     low = lowered(content) if low is None else low
     out: list[Clause] = []
@@ -257,7 +262,9 @@ class PairIndex:
                 out = []
                 for i, m in fresh:
                     if m.role not in by_role:
-                        by_role[m.role] = "\x00".join(_fold(b.content) for b in self.before.messages if b.role == m.role)
+                        by_role[m.role] = "\x00".join(
+                            _fold(b.content) for b in self.before.messages if b.role == m.role
+                        )
                     folded = _fold(m.content)
                     if folded and m.kind != "encrypted_compaction" and folded in by_role[m.role]:
                         continue

@@ -83,14 +83,14 @@ def _rules_from(raw: Any, where: str) -> tuple[Rule, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise BadInput(f"{where}: rules must be a list of {{\"id\", \"text\"}} objects")
+        raise BadInput(f'{where}: rules must be a list of {{"id", "text"}} objects')
     rules = []
     seen: set[str] = set()
     for i, r in enumerate(raw):
         if isinstance(r, str):  # a bare list of rule texts: number them
             r = {"id": f"R{i + 1}", "text": r}
         if not isinstance(r, dict) or not isinstance(r.get("text"), str) or not r["text"].strip():
-            raise BadInput(f"{where}: rules[{i}] must be an object with a non-empty \"text\"")
+            raise BadInput(f'{where}: rules[{i}] must be an object with a non-empty "text"')
         rid = r.get("id", f"R{i + 1}")
         if not isinstance(rid, str) or not rid:
             raise BadInput(f"{where}: rules[{i}].id must be a non-empty string")
@@ -101,7 +101,9 @@ def _rules_from(raw: Any, where: str) -> tuple[Rule, ...]:
         try:
             severity = Severity(sev)
         except ValueError:
-            raise BadInput(f"{where}: rules[{i}].severity must be one of low, medium, high, critical") from None
+            raise BadInput(
+                f"{where}: rules[{i}].severity must be one of low, medium, high, critical"
+            ) from None
         rules.append(Rule(id=rid, text=r["text"], severity=severity, source="event"))
     return tuple(rules)
 
@@ -126,8 +128,16 @@ def case_from_dict(data: Any, origin: str, *, fmt: str = "auto") -> Case:
     if not isinstance(expected, dict):
         raise BadInput(f"{origin} (case {case_id}): expected must be an object")
     strategy = data.get("strategy")
-    pair = ContextPair(before=before, after=after, rules=rules, strategy=strategy if isinstance(strategy, str) else None)
-    return Case(id=case_id, origin=origin, pair=pair, expected=expected, description=str(data.get("description") or ""))
+    pair = ContextPair(
+        before=before, after=after, rules=rules, strategy=strategy if isinstance(strategy, str) else None
+    )
+    return Case(
+        id=case_id,
+        origin=origin,
+        pair=pair,
+        expected=expected,
+        description=str(data.get("description") or ""),
+    )
 
 
 def _load_json(path: Path) -> Any:
@@ -155,7 +165,10 @@ def read_cases(path: Path, *, fmt: str = "auto") -> list[Case]:
     if path.suffix == ".json":
         data = _load_json(path)
         items = data if isinstance(data, list) else [data]
-        return [case_from_dict(item, f"{path}[{i}]" if isinstance(data, list) else str(path), fmt=fmt) for i, item in enumerate(items)]
+        return [
+            case_from_dict(item, f"{path}[{i}]" if isinstance(data, list) else str(path), fmt=fmt)
+            for i, item in enumerate(items)
+        ]
     cases = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -189,7 +202,9 @@ def _read_context_file(path: Path) -> Any:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise BadInput(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+            raise BadInput(
+                f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            ) from None
     return text
 
 
@@ -197,7 +212,10 @@ def _read_rules_file(path: Path) -> Any:
     """Rules: JSON (`[{"id", "text"}]` or `[text, ...]`) or text, one rule per non-empty line (R1, R2, ...)."""
     raw = _read_context_file(path)
     if isinstance(raw, str):
-        return [{"id": f"R{i + 1}", "text": line.strip()} for i, line in enumerate(x for x in raw.splitlines() if x.strip())]
+        return [
+            {"id": f"R{i + 1}", "text": line.strip()}
+            for i, line in enumerate(x for x in raw.splitlines() if x.strip())
+        ]
     if isinstance(raw, dict) and "rules" in raw:
         return raw["rules"]
     return raw
@@ -246,10 +264,18 @@ def mismatches(report: AuditReport, expected: dict[str, Any]) -> list[str]:
         if sorted(expected["demoted_rules"]) != got_demoted:
             out.append(f"demoted rules: expected {sorted(expected['demoted_rules'])}, got {got_demoted}")
     if "summary_elevated" in expected and bool(expected["summary_elevated"]) != report.summary_elevated:
-        out.append(f"summary_elevated: expected {bool(expected['summary_elevated'])}, got {report.summary_elevated}")
+        out.append(
+            f"summary_elevated: expected {bool(expected['summary_elevated'])}, got {report.summary_elevated}"
+        )
     if "claims_promoted" in expected:
         # Each expected phrase must be covered by the after-side quote of a promotion finding.
-        quotes = [normalize(s.quote) for f in report.findings if f.kind in PROMOTION_KINDS for s in f.evidence if s.side == "after"]
+        quotes = [
+            normalize(s.quote)
+            for f in report.findings
+            if f.kind in PROMOTION_KINDS
+            for s in f.evidence
+            if s.side == "after"
+        ]
         quotes = [q for q in quotes if q]
         for phrase in expected["claims_promoted"]:
             n = normalize(str(phrase))
@@ -294,7 +320,9 @@ def case_findings(report: AuditReport) -> list[tuple[str, str]]:
     for f in report.findings:
         if f.rule_id is not None:
             continue
-        spans = [s for s in f.evidence if s.side == "after" and s.quote.strip()] or [s for s in f.evidence if s.quote.strip()]
+        spans = [s for s in f.evidence if s.side == "after" and s.quote.strip()] or [
+            s for s in f.evidence if s.quote.strip()
+        ]
         out.append((f.kind, _short(f'"{spans[0].quote}"' if spans else f.message)))
     return out
 
@@ -305,7 +333,9 @@ def print_table(results: Sequence[CaseResult], out: TextIO) -> None:
     line per failed case with the reasons."""
     rows = [("case", "rule", "state")]
     for res in results:
-        rows += [(res.case.id, r.rule_id, _rule_state(r)) for r in res.report.rules] or [(res.case.id, "-", "no rules")]
+        rows += [(res.case.id, r.rule_id, _rule_state(r)) for r in res.report.rules] or [
+            (res.case.id, "-", "no rules")
+        ]
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
 
     def line(row: tuple[str, str, str]) -> str:
@@ -340,12 +370,37 @@ def junit_xml(results: Sequence[CaseResult], *, suite: str = "ctxaudit.check") -
     """JUnit XML (the Surefire/pytest shape CI systems read): one <testcase> per case, a <failure> per failed one."""
     failures = sum(1 for r in results if not r.passed)
     total_time = sum(r.seconds for r in results)
-    root = ET.Element("testsuites", name="ctxaudit", tests=str(len(results)), failures=str(failures), errors="0", time=f"{total_time:.3f}")
-    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(results)), failures=str(failures), errors="0", skipped="0", time=f"{total_time:.3f}")
+    root = ET.Element(
+        "testsuites",
+        name="ctxaudit",
+        tests=str(len(results)),
+        failures=str(failures),
+        errors="0",
+        time=f"{total_time:.3f}",
+    )
+    ts = ET.SubElement(
+        root,
+        "testsuite",
+        name=suite,
+        tests=str(len(results)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+        time=f"{total_time:.3f}",
+    )
     for res in results:
-        tc = ET.SubElement(ts, "testcase", classname=suite, name=_xml_text(res.case.id), time=f"{res.seconds:.3f}", file=_xml_text(res.case.origin))
+        tc = ET.SubElement(
+            ts,
+            "testcase",
+            classname=suite,
+            name=_xml_text(res.case.id),
+            time=f"{res.seconds:.3f}",
+            file=_xml_text(res.case.origin),
+        )
         if res.problems:
-            fail = ET.SubElement(tc, "failure", message=_xml_text(res.problems[0]), type="RuleRetentionViolation")
+            fail = ET.SubElement(
+                tc, "failure", message=_xml_text(res.problems[0]), type="RuleRetentionViolation"
+            )
             fail.text = _xml_text("\n".join(res.problems))
         states = "\n".join(f"{r.rule_id}: {_rule_state(r)}" for r in res.report.rules)
         ET.SubElement(tc, "system-out").text = _xml_text(f"verdict: {res.report.verdict}\n{states}")
@@ -357,7 +412,9 @@ def junit_xml(results: Sequence[CaseResult], *, suite: str = "ctxaudit.check") -
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ctxaudit", description="Audit what context compression did to an agent's rules.")
+    p = argparse.ArgumentParser(
+        prog="ctxaudit", description="Audit what context compression did to an agent's rules."
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     c = sub.add_parser(
         "check",
@@ -365,14 +422,31 @@ def _parser() -> argparse.ArgumentParser:
         description="Run the ctxaudit engine on cases (samples-format JSONL) or on one before/after pair. "
         "Exit 0: all cases pass; 1: a violation (missing/weakened/demoted rule or a fail verdict); 2: bad input.",
     )
-    c.add_argument("paths", nargs="*", metavar="PATH", help="case files (.jsonl, .json) or directories of them")
-    c.add_argument("--before", type=Path, metavar="FILE", help="context before compression (JSON messages or text)")
-    c.add_argument("--after", type=Path, metavar="FILE", help="context after compression (JSON messages or text)")
-    c.add_argument("--rules", type=Path, metavar="FILE", help="rule set: JSON [{id, text}] or text, one rule a line (default: extracted from --before)")
+    c.add_argument(
+        "paths", nargs="*", metavar="PATH", help="case files (.jsonl, .json) or directories of them"
+    )
+    c.add_argument(
+        "--before", type=Path, metavar="FILE", help="context before compression (JSON messages or text)"
+    )
+    c.add_argument(
+        "--after", type=Path, metavar="FILE", help="context after compression (JSON messages or text)"
+    )
+    c.add_argument(
+        "--rules",
+        type=Path,
+        metavar="FILE",
+        help="rule set: JSON [{id, text}] or text, one rule a line (default: extracted from --before)",
+    )
     c.add_argument("--format", default="auto", choices=FORMATS, help="context format (default: auto-detect)")
     c.add_argument("--junit-xml", type=Path, metavar="PATH", help="also write a JUnit XML report here")
-    c.add_argument("--json", action="store_true", help="print the full reports as JSON lines instead of the table")
-    c.add_argument("--expect", action="store_true", help="pass a case when the results match its own `expected` block (engine tests)")
+    c.add_argument(
+        "--json", action="store_true", help="print the full reports as JSON lines instead of the table"
+    )
+    c.add_argument(
+        "--expect",
+        action="store_true",
+        help="pass a case when the results match its own `expected` block (engine tests)",
+    )
     return p
 
 
@@ -385,7 +459,9 @@ def _counter(err: TextIO) -> TokenCounter:
         return CharCounter()
 
 
-def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
     """Console entry point (`ctxaudit`, pyproject [project.scripts]). Returns the exit code (see module doc)."""
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -420,7 +496,18 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     results = [check_case(c, counter=counter, expect=args.expect) for c in cases]
     if args.json:
         for res in results:
-            out.write(json.dumps({"id": res.case.id, "passed": res.passed, "problems": res.problems, "report": res.report.to_dict()}, ensure_ascii=False) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "id": res.case.id,
+                        "passed": res.passed,
+                        "problems": res.problems,
+                        "report": res.report.to_dict(),
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     else:
         print_table(results, out)
     if args.junit_xml:

@@ -63,7 +63,9 @@ def fold(text: str) -> str:
 CONCEPT, FORCE, SCOPE, COND, REPORT, NEUTRAL, STANDING, ONE_OFF = "C", "F", "S", "K", "R", "N", "T", "O"
 
 _WORD, _STEM_E, _STEM_Y = 0, 1, 2
-_STEM_E_SUFFIXES = frozenset(("ing", "ion", "ions", "ed", "es", "er", "ers", "ation", "ations", "ive", "able"))
+_STEM_E_SUFFIXES = frozenset(
+    ("ing", "ion", "ions", "ed", "es", "er", "ers", "ation", "ations", "ive", "able")
+)
 _STEM_Y_SUFFIXES = frozenset(("ies", "ied", "ication", "ications", "ier"))
 _DOUBLED = frozenset(("ed", "ing", "er", "ers"))
 
@@ -86,13 +88,16 @@ class Matcher:
     right; Chinese surfaces match anywhere. Build one per rule set (`matcher_for`); it is immutable.
     """
 
-    def __init__(self, extra: dict[str, tuple[str, float]] | None = None, *, only: set[str] | None = None) -> None:
+    def __init__(
+        self, extra: dict[str, tuple[str, float]] | None = None, *, only: set[str] | None = None
+    ) -> None:
         """extra: fallback tokens → (concept id, weight). only: keep just these concept ids (and no
         force/scope/… surfaces) — a lean automaton for the sentence index."""
         table = dict(_base_table())
         if only is not None:
             table = {
-                k: kept for k, v in table.items()
+                k: kept
+                for k, v in table.items()
                 if (kept := [(tag, mode) for tag, mode in v if tag[0] == CONCEPT and tag[1] in only])
             }
         self.fallback_weight: dict[str, float] = {}
@@ -106,7 +111,17 @@ class Matcher:
             plain = all(mode == _WORD for _, mode in ents)
             tags = tuple(tag for tag, _ in ents)
             concepts = tuple(v for (cat, v) in tags if cat == CONCEPT)
-            auto.add_word(surface, (len(surface), surface[0].isascii(), ents, tags if plain else None, concepts, surface[-1].isalpha()))
+            auto.add_word(
+                surface,
+                (
+                    len(surface),
+                    surface[0].isascii(),
+                    ents,
+                    tags if plain else None,
+                    concepts,
+                    surface[-1].isalpha(),
+                ),
+            )
         auto.make_automaton()
         self._auto = auto
 
@@ -117,7 +132,9 @@ class Matcher:
         if start >= end:
             return out  # pyahocorasick rejects an empty range
         suffix_at = _SUFFIX.match
-        for last, (length, ascii_surface, entries, plain_tags, _, alpha_end) in self._auto.iter_long(folded, start, end):
+        for last, (length, ascii_surface, entries, plain_tags, _, alpha_end) in self._auto.iter_long(
+            folded, start, end
+        ):
             s = last - length + 1
             e = last + 1
             if ascii_surface:
@@ -147,7 +164,9 @@ class Matcher:
         if not folded:
             return out
         suffix_at = _SUFFIX.match
-        for last, (length, ascii_surface, entries, plain_tags, concepts, alpha_end) in self._auto.iter_long(folded):
+        for last, (length, ascii_surface, entries, plain_tags, concepts, alpha_end) in self._auto.iter_long(
+            folded
+        ):
             if not concepts:
                 continue
             s = last - length + 1
@@ -155,7 +174,13 @@ class Matcher:
                 if s > 0 and _is_ascii_word_char(folded[s - 1]) and _is_ascii_word_char(folded[s]):
                     continue
                 suffix = suffix_at(folded, last + 1).group()  # type: ignore[union-attr]
-                if suffix and (not alpha_end or not any(cat == CONCEPT and _suffix_ok(folded[s : last + 1], suffix, mode) for (cat, _), mode in entries)):
+                if suffix and (
+                    not alpha_end
+                    or not any(
+                        cat == CONCEPT and _suffix_ok(folded[s : last + 1], suffix, mode)
+                        for (cat, _), mode in entries
+                    )
+                ):
                     continue
             out.append((s, concepts))
         return out
@@ -168,7 +193,11 @@ def _suffix_ok(surface: str, suffix: str, mode: int) -> bool:
     if not surface[-1].isalpha():
         return suffix == ""
     if mode == _WORD:
-        return suffix in EN_SUFFIXES or suffix in ("n", "en") or (suffix[:1] == surface[-1] and suffix[1:] in _DOUBLED)
+        return (
+            suffix in EN_SUFFIXES
+            or suffix in ("n", "en")
+            or (suffix[:1] == surface[-1] and suffix[1:] in _DOUBLED)
+        )
     if mode == _STEM_E:
         return suffix in _STEM_E_SUFFIXES
     return suffix in _STEM_Y_SUFFIXES
@@ -311,7 +340,9 @@ def _kind(cid: str) -> Kind:
     return concept.kind if concept else Kind.OBJECT
 
 
-def parse(text: str, matcher: Matcher | None = None, *, base: int = 0, folded: str | None = None) -> list[Clause]:
+def parse(
+    text: str, matcher: Matcher | None = None, *, base: int = 0, folded: str | None = None
+) -> list[Clause]:
     """Cut `text` into clauses and read each clause's constraint (see module docstring).
 
     base: added to every offset (to parse a slice of a longer message and keep message offsets);
@@ -341,7 +372,9 @@ def parse(text: str, matcher: Matcher | None = None, *, base: int = 0, folded: s
         clause.sentence = bisect_right(sentence_ends, cs - 1)
         # a question ends with ?; its clauses are asked, not ordered
         qpos = _SENTENCE_END.search(f, ce)
-        clause.question = delim == "?" or (qpos is not None and qpos.group() == "?" and "\n" not in f[ce : qpos.start()])
+        clause.question = delim == "?" or (
+            qpos is not None and qpos.group() == "?" and "\n" not in f[ce : qpos.start()]
+        )
         if clause.question:
             clause.force, clause.force_word = Force.NONE, ""
         clauses.append(clause)
@@ -423,15 +456,21 @@ def _reporting(f: str, cs: int, h: Hit) -> bool:
     return _SUBJECT.search(f, max(cs, h.start - 12), h.start) is not None
 
 
-_DETERMINER = re.compile(r"(?:\b(?:every|each|any|all|the|a|an|no|these|those|this|that|its|their|his|her|your|our|my)\s+|的)$")
+_DETERMINER = re.compile(
+    r"(?:\b(?:every|each|any|all|the|a|an|no|these|those|this|that|its|their|his|her|your|our|my)\s+|的)$"
+)
 
 
 def _noun_use(f: str, at: int) -> bool:
     return _DETERMINER.search(f, max(0, at - 8), at) is not None
 
 
-_SKIP_AFTER_ACTION = re.compile(r"(?:\s|的|任何|所有|全部|一切|任意|各种|\b(?:a|an|the|any|all|every|each|no|of|to|under|in|on|for|from)\b)*")
-_CJK_STOP = frozenset("一下 一次 一遍 一点 之前 之后 前先 时候 操作 相关 事务 事项 工作 情况 内容 信息 请求 要求 诉求".split())
+_SKIP_AFTER_ACTION = re.compile(
+    r"(?:\s|的|任何|所有|全部|一切|任意|各种|\b(?:a|an|the|any|all|every|each|no|of|to|under|in|on|for|from)\b)*"
+)
+_CJK_STOP = frozenset(
+    "一下 一次 一遍 一点 之前 之后 前先 时候 操作 相关 事务 事项 工作 情况 内容 信息 请求 要求 诉求".split()
+)
 _EN_IDENT = re.compile(r"[a-z0-9_][a-z0-9_\-]*(?:[./][a-z0-9_\-]+)+/?")
 _EN_WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")
 
@@ -540,7 +579,11 @@ def _inherit(clauses: list[Clause]) -> None:
         prev: Clause | None = None
         for c in group:
             if c.force is Force.NONE and c.concepts and not c.reported and not c.question:
-                source = prev if prev is not None and prev.force is not Force.NONE else (lenders[0] if lenders else None)
+                source = (
+                    prev
+                    if prev is not None and prev.force is not Force.NONE
+                    else (lenders[0] if lenders else None)
+                )
                 if source is not None:
                     c.force, c.force_word, c.inherited = source.force, source.force_word, True
                     if source.scope and not c.scope:

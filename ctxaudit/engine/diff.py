@@ -159,7 +159,9 @@ class Row:
 @dataclass(frozen=True, slots=True)
 class ContextDiff:
     rows: tuple[Row, ...]
-    counts: dict[str, int] = field(default_factory=dict)  # messages per row kind: equal/changed/deleted/inserted
+    counts: dict[str, int] = field(
+        default_factory=dict
+    )  # messages per row kind: equal/changed/deleted/inserted
     notes: tuple[str, ...] = ()
     # Highlight anchors present in the rows (the others sit inside a collapsed run).
     anchors: frozenset[str] = frozenset()
@@ -168,7 +170,9 @@ class ContextDiff:
 # --- sequence diff ------------------------------------------------------------------------------
 
 
-def sequence_opcodes(a: Sequence[object], b: Sequence[object], *, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Opcode], bool]:
+def sequence_opcodes(
+    a: Sequence[object], b: Sequence[object], *, limits: Limits = DEFAULT_LIMITS
+) -> tuple[list[Opcode], bool]:
     """Opcodes ("equal"/"replace"/"delete"/"insert", i1, i2, j1, j2) turning `a` into `b`.
 
     Items are compared with ==, so pass hashable fingerprints (line strings, ints). Near-linear:
@@ -181,7 +185,17 @@ def sequence_opcodes(a: Sequence[object], b: Sequence[object], *, limits: Limits
     return _merge(out), degraded
 
 
-def _diff_range(a: Sequence[object], b: Sequence[object], alo: int, ahi: int, blo: int, bhi: int, out: list[Opcode], limits: Limits, depth: int) -> bool:
+def _diff_range(
+    a: Sequence[object],
+    b: Sequence[object],
+    alo: int,
+    ahi: int,
+    blo: int,
+    bhi: int,
+    out: list[Opcode],
+    limits: Limits,
+    depth: int,
+) -> bool:
     head = 0
     while alo + head < ahi and blo + head < bhi and a[alo + head] == b[blo + head]:
         head += 1
@@ -222,13 +236,17 @@ def _diff_range(a: Sequence[object], b: Sequence[object], alo: int, ahi: int, bl
     return degraded
 
 
-def _matcher(a: Sequence[object], b: Sequence[object], alo: int, ahi: int, blo: int, bhi: int, out: list[Opcode]) -> None:
+def _matcher(
+    a: Sequence[object], b: Sequence[object], alo: int, ahi: int, blo: int, bhi: int, out: list[Opcode]
+) -> None:
     sm = SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)  # type: ignore[arg-type]
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         out.append((tag, i1 + alo, i2 + alo, j1 + blo, j2 + blo))
 
 
-def _patience_anchors(a: Sequence[object], b: Sequence[object], alo: int, ahi: int, blo: int, bhi: int) -> list[tuple[int, int]]:
+def _patience_anchors(
+    a: Sequence[object], b: Sequence[object], alo: int, ahi: int, blo: int, bhi: int
+) -> list[tuple[int, int]]:
     """Longest increasing run of items that occur exactly once on each side (patience diff)."""
     count_a: dict[object, int] = {}
     pos_a: dict[object, int] = {}
@@ -352,7 +370,9 @@ _PAIR_MIN = 0.55  # a pair needs this score (similarity + role bonus)
 _MOVE_MIN = 0.6  # messages paired across unchanged ones need this similarity
 
 
-def _pair_block(bs: Sequence[Message], as_: Sequence[Message], bsets: list[frozenset[str]], asets: list[frozenset[str]]) -> list[tuple[int, int, float]]:
+def _pair_block(
+    bs: Sequence[Message], as_: Sequence[Message], bsets: list[frozenset[str]], asets: list[frozenset[str]]
+) -> list[tuple[int, int, float]]:
     """Best order-keeping pairing of two runs of changed messages (max total score)."""
     m, n = len(bs), len(as_)
     score = [[0.0] * n for _ in range(m)]
@@ -420,7 +440,9 @@ class _Side:
         self.placed: set[str] = set()
 
     def ref(self) -> MessageRef:
-        return MessageRef(self.index, self.msg.role, self.msg.kind, self.msg.name, len(self.text), len(self.bounds))
+        return MessageRef(
+            self.index, self.msg.role, self.msg.kind, self.msg.name, len(self.text), len(self.bounds)
+        )
 
     def pinned(self, line: int) -> bool:
         ls, le = self.bounds[line]
@@ -485,7 +507,9 @@ def _by_message(highlights: Sequence[Highlight], side: Side) -> dict[int, list[H
 # --- hunks inside one message pair --------------------------------------------------------------
 
 
-def _inline_pieces(sb: _Side, lb: tuple[int, int], sa: _Side, la: tuple[int, int], limits: Limits) -> tuple[list[tuple[int, int, Op]], list[tuple[int, int, Op]]] | str | None:
+def _inline_pieces(
+    sb: _Side, lb: tuple[int, int], sa: _Side, la: tuple[int, int], limits: Limits
+) -> tuple[list[tuple[int, int, Op]], list[tuple[int, int, Op]]] | str | None:
     """Word/char diff of before lines [lb) against after lines [la). None: too different to
     read well as words; "too large": over Limits.max_inline_tokens."""
     b_start, b_end = sb.bounds[lb[0]][0], sb.bounds[lb[1] - 1][1]
@@ -522,7 +546,17 @@ def _inline_pieces(sb: _Side, lb: tuple[int, int], sa: _Side, la: tuple[int, int
     return pb, pa
 
 
-def _collapse_lines(sb: _Side | None, sa: _Side | None, rng_b: tuple[int, int], rng_a: tuple[int, int], op: Op, head: int, tail: int, min_run: int, limits: Limits) -> list[Hunk]:
+def _collapse_lines(
+    sb: _Side | None,
+    sa: _Side | None,
+    rng_b: tuple[int, int],
+    rng_a: tuple[int, int],
+    op: Op,
+    head: int,
+    tail: int,
+    min_run: int,
+    limits: Limits,
+) -> list[Hunk]:
     """Hunks for a run of lines that are equal (both sides) or one-sided; long unpinned stretches
     collapse. Pinned lines (holding a highlight) always stay visible."""
     nb = rng_b[1] - rng_b[0]
@@ -530,13 +564,27 @@ def _collapse_lines(sb: _Side | None, sa: _Side | None, rng_b: tuple[int, int], 
     n = max(nb, na)
 
     def visible(k0: int, k1: int) -> Hunk:
-        before = tuple(sb.line(rng_b[0] + k, op if op != "insert" else "equal") for k in range(k0, k1)) if sb and nb else ()
-        after = tuple(sa.line(rng_a[0] + k, op if op != "delete" else "equal") for k in range(k0, k1)) if sa and na else ()
+        before = (
+            tuple(sb.line(rng_b[0] + k, op if op != "insert" else "equal") for k in range(k0, k1))
+            if sb and nb
+            else ()
+        )
+        after = (
+            tuple(sa.line(rng_a[0] + k, op if op != "delete" else "equal") for k in range(k0, k1))
+            if sa and na
+            else ()
+        )
         return Hunk("equal" if op == "equal" else "change", before, after)
 
     if not limits.collapse or n < min_run:
         return [visible(0, n)] if n else []
-    pinned = [((sb is not None and nb and sb.pinned(rng_b[0] + k)) or (sa is not None and na and sa.pinned(rng_a[0] + k))) for k in range(n)]
+    pinned = [
+        (
+            (sb is not None and nb and sb.pinned(rng_b[0] + k))
+            or (sa is not None and na and sa.pinned(rng_a[0] + k))
+        )
+        for k in range(n)
+    ]
     # Stretches of unpinned lines, each collapsible in its middle.
     hunks: list[Hunk] = []
     k = 0
@@ -578,16 +626,24 @@ def _pair_hunks(sb: _Side, sa: _Side, limits: Limits) -> tuple[list[Hunk], list[
     lines_b = sb.line_texts()
     lines_a = sa.line_texts()
     ops, degraded = sequence_opcodes(lines_b, lines_a, limits=limits)
-    notes = ["message too large for a full line diff: part of it is shown as one replaced block"] if degraded else []
+    notes = (
+        ["message too large for a full line diff: part of it is shown as one replaced block"]
+        if degraded
+        else []
+    )
     hunks: list[Hunk] = []
     c = limits.context_lines
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
-            hunks += _collapse_lines(sb, sa, (i1, i2), (j1, j2), "equal", c, c, limits.min_collapse_lines, limits)
+            hunks += _collapse_lines(
+                sb, sa, (i1, i2), (j1, j2), "equal", c, c, limits.min_collapse_lines, limits
+            )
             continue
         pieces = _inline_pieces(sb, (i1, i2), sa, (j1, j2), limits) if (i2 > i1 and j2 > j1) else None
         if pieces == "too large":
-            notes.append(f"lines {i1 + 1}–{i2} before / {j1 + 1}–{j2} after: too large for a word-level diff, shown by line")
+            notes.append(
+                f"lines {i1 + 1}–{i2} before / {j1 + 1}–{j2} after: too large for a word-level diff, shown by line"
+            )
         pb, pa = pieces if isinstance(pieces, tuple) else (None, None)
         hunks.append(
             Hunk(
@@ -602,8 +658,28 @@ def _pair_hunks(sb: _Side, sa: _Side, limits: Limits) -> tuple[list[Hunk], list[
 def _onesided_hunks(s: _Side, side: Side, limits: Limits) -> list[Hunk]:
     n = len(s.bounds)
     if side == "before":
-        return _collapse_lines(s, None, (0, n), (0, 0), "delete", limits.onesided_head_lines, limits.onesided_tail_lines, limits.max_onesided_lines, limits)
-    return _collapse_lines(None, s, (0, 0), (0, n), "insert", limits.onesided_head_lines, limits.onesided_tail_lines, limits.max_onesided_lines, limits)
+        return _collapse_lines(
+            s,
+            None,
+            (0, n),
+            (0, 0),
+            "delete",
+            limits.onesided_head_lines,
+            limits.onesided_tail_lines,
+            limits.max_onesided_lines,
+            limits,
+        )
+    return _collapse_lines(
+        None,
+        s,
+        (0, 0),
+        (0, n),
+        "insert",
+        limits.onesided_head_lines,
+        limits.onesided_tail_lines,
+        limits.max_onesided_lines,
+        limits,
+    )
 
 
 def _equal_hunks(sb: _Side, sa: _Side, limits: Limits) -> list[Hunk]:
@@ -619,7 +695,13 @@ def _fingerprint(m: Message) -> tuple[str, str]:
     return (m.role, m.content)
 
 
-def diff_contexts(before: Sequence[Message], after: Sequence[Message], *, highlights: Sequence[Highlight] = (), limits: Limits = DEFAULT_LIMITS) -> ContextDiff:
+def diff_contexts(
+    before: Sequence[Message],
+    after: Sequence[Message],
+    *,
+    highlights: Sequence[Highlight] = (),
+    limits: Limits = DEFAULT_LIMITS,
+) -> ContextDiff:
     """Align two contexts message by message and diff paired messages line then word.
 
     before, after: the messages of each side. highlights: spans to mark (rule and finding
@@ -653,11 +735,28 @@ def diff_contexts(before: Sequence[Message], after: Sequence[Message], *, highli
             # One message rewritten in place: it is the same message, however much it changed.
             pair_of_b[i1] = (j1, similarity(bset(i1), aset(j1)))
         elif tag == "replace" and (i2 - i1) * (j2 - j1) <= limits.max_pairing_product:
-            for pi, pj, sim in _pair_block(before[i1:i2], after[j1:j2], [bset(i) for i in range(i1, i2)], [aset(j) for j in range(j1, j2)]):
+            for pi, pj, sim in _pair_block(
+                before[i1:i2],
+                after[j1:j2],
+                [bset(i) for i in range(i1, i2)],
+                [aset(j) for j in range(j1, j2)],
+            ):
                 pair_of_b[i1 + pi] = (j1 + pj, sim)
     paired_a = {j for j, _ in pair_of_b.values()}
-    free_b = [i for tag, i1, i2, _, _ in ops if tag in ("replace", "delete") for i in range(i1, i2) if i not in pair_of_b]
-    free_a = [j for tag, _, _, j1, j2 in ops if tag in ("replace", "insert") for j in range(j1, j2) if j not in paired_a]
+    free_b = [
+        i
+        for tag, i1, i2, _, _ in ops
+        if tag in ("replace", "delete")
+        for i in range(i1, i2)
+        if i not in pair_of_b
+    ]
+    free_a = [
+        j
+        for tag, _, _, j1, j2 in ops
+        if tag in ("replace", "insert")
+        for j in range(j1, j2)
+        if j not in paired_a
+    ]
     moved_a: dict[int, tuple[int, float]] = {}
     if free_b and free_a and len(free_b) * len(free_a) <= limits.max_pairing_product:
         cands = sorted(
@@ -683,7 +782,15 @@ def diff_contexts(before: Sequence[Message], after: Sequence[Message], *, highli
     def changed_row(i: int, j: int, sim: float, moved: bool) -> Row:
         hunks, notes = _pair_hunks(sides_b[i], sides_a[j], limits)
         counts["changed"] += 1
-        return Row("changed", sides_b[i].ref(), sides_a[j].ref(), tuple(hunks), similarity=round(sim, 3), moved=moved, notes=tuple(notes))
+        return Row(
+            "changed",
+            sides_b[i].ref(),
+            sides_a[j].ref(),
+            tuple(hunks),
+            similarity=round(sim, 3),
+            moved=moved,
+            notes=tuple(notes),
+        )
 
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
@@ -729,7 +836,9 @@ def _equal_row(sb: _Side, sa: _Side, limits: Limits) -> Row:
     return Row("equal", sb.ref(), sa.ref(), tuple(_equal_hunks(sb, sa, limits)))
 
 
-def _message_run(sides_b: dict[int, _Side], sides_a: dict[int, _Side], i1: int, i2: int, j1: int, op: Op, limits: Limits) -> list[Row]:
+def _message_run(
+    sides_b: dict[int, _Side], sides_a: dict[int, _Side], i1: int, i2: int, j1: int, op: Op, limits: Limits
+) -> list[Row]:
     """Rows for a run of equal messages, the long unpinned middle collapsed."""
     n = i2 - i1
     pinned = [bool(sides_b[i1 + k].hls or sides_a[j1 + k].hls) for k in range(n)]
@@ -752,7 +861,11 @@ def _onesided_run(sides: dict[int, _Side], idx: list[int], side: Side, limits: L
     def row(k: int) -> Row:
         s = sides[idx[k]]
         hunks = tuple(_onesided_hunks(s, side, limits))
-        return Row("deleted", before=s.ref(), hunks=hunks) if side == "before" else Row("inserted", after=s.ref(), hunks=hunks)
+        return (
+            Row("deleted", before=s.ref(), hunks=hunks)
+            if side == "before"
+            else Row("inserted", after=s.ref(), hunks=hunks)
+        )
 
     def collapsed(lo: int, hi: int) -> Collapsed:
         rng = (idx[lo], idx[hi - 1] + 1)
@@ -760,7 +873,15 @@ def _onesided_run(sides: dict[int, _Side], idx: list[int], side: Side, limits: L
             return Collapsed("messages", "delete", rng, (0, 0), hi - lo)
         return Collapsed("messages", "insert", (0, 0), rng, hi - lo)
 
-    return _runs(n, pinned, row, collapsed, limits.onesided_context_messages, limits.min_collapse_onesided_messages, limits)
+    return _runs(
+        n,
+        pinned,
+        row,
+        collapsed,
+        limits.onesided_context_messages,
+        limits.min_collapse_onesided_messages,
+        limits,
+    )
 
 
 def _runs(n: int, pinned: list[bool], row, collapsed, ctx: int, min_run: int, limits: Limits) -> list[Row]:  # type: ignore[no-untyped-def]
@@ -799,7 +920,14 @@ def _runs(n: int, pinned: list[bool], row, collapsed, ctx: int, min_run: int, li
 # --- expanding a collapsed run ------------------------------------------------------------------
 
 
-def expand_messages(before: Sequence[Message], after: Sequence[Message], collapsed: Collapsed, *, highlights: Sequence[Highlight] = (), limits: Limits = DEFAULT_LIMITS) -> tuple[Row, ...]:
+def expand_messages(
+    before: Sequence[Message],
+    after: Sequence[Message],
+    collapsed: Collapsed,
+    *,
+    highlights: Sequence[Highlight] = (),
+    limits: Limits = DEFAULT_LIMITS,
+) -> tuple[Row, ...]:
     """The rows hidden by a level-"messages" Collapsed, shown whole (long lines still collapse).
 
     Raises ValueError when the ranges do not fit the contexts (a stale or forged request).
@@ -823,11 +951,31 @@ def expand_messages(before: Sequence[Message], after: Sequence[Message], collaps
                 rows.append(Row("changed", sb.ref(), sa.ref(), tuple(hunks), notes=tuple(notes)))
         return tuple(rows)
     if collapsed.op == "delete":
-        return tuple(Row("deleted", before=(s := _Side(before[i], i, hb.get(i, []))).ref(), hunks=tuple(_onesided_hunks(s, "before", limits))) for i in range(b0, b1))
-    return tuple(Row("inserted", after=(s := _Side(after[j], j, ha.get(j, []))).ref(), hunks=tuple(_onesided_hunks(s, "after", limits))) for j in range(a0, a1))
+        return tuple(
+            Row(
+                "deleted",
+                before=(s := _Side(before[i], i, hb.get(i, []))).ref(),
+                hunks=tuple(_onesided_hunks(s, "before", limits)),
+            )
+            for i in range(b0, b1)
+        )
+    return tuple(
+        Row(
+            "inserted",
+            after=(s := _Side(after[j], j, ha.get(j, []))).ref(),
+            hunks=tuple(_onesided_hunks(s, "after", limits)),
+        )
+        for j in range(a0, a1)
+    )
 
 
-def expand_lines(before: Sequence[Message], after: Sequence[Message], collapsed: Collapsed, *, highlights: Sequence[Highlight] = ()) -> Hunk:
+def expand_lines(
+    before: Sequence[Message],
+    after: Sequence[Message],
+    collapsed: Collapsed,
+    *,
+    highlights: Sequence[Highlight] = (),
+) -> Hunk:
     """The lines hidden by a level-"lines" Collapsed, as one visible hunk.
 
     Raises ValueError when the messages or line ranges do not exist.

@@ -213,7 +213,9 @@ def load(paths: Iterable[str | Path]) -> tuple[list[Case], list[Session]]:
 
 
 def _allowed(value: Any) -> set[str]:
-    return {value} if isinstance(value, str) else {str(v) for v in value} if isinstance(value, list) else set()
+    return (
+        {value} if isinstance(value, str) else {str(v) for v in value} if isinstance(value, list) else set()
+    )
 
 
 def _phrase_found(phrase: str, quote: str) -> bool:
@@ -244,52 +246,84 @@ def score_case(case: Case, report: AuditReport, scores: dict[str, Score]) -> Non
         ids = set(results) | want_demoted | {r.id for r in case.pair.rules}
         for rid in sorted(ids):
             got = bool(results.get(rid) and results[rid].demoted)
-            scores["demotion"].add(rid in want_demoted, got, f"{case.id} {rid}: demoted expected {rid in want_demoted}, got {got}")
+            scores["demotion"].add(
+                rid in want_demoted,
+                got,
+                f"{case.id} {rid}: demoted expected {rid in want_demoted}, got {got}",
+            )
     if "summary_elevated" in exp:
         want = bool(exp["summary_elevated"])
-        scores["summary_elevated"].add(want, report.summary_elevated, f"{case.id}: expected {want}, got {report.summary_elevated}")
+        scores["summary_elevated"].add(
+            want, report.summary_elevated, f"{case.id}: expected {want}, got {report.summary_elevated}"
+        )
     if isinstance(exp.get("claims_promoted"), list):
         quotes = [
-            (f.kind, f.evidence[-1].quote if f.evidence else "") for f in report.findings if f.kind in PROMOTED_KINDS
+            (f.kind, f.evidence[-1].quote if f.evidence else "")
+            for f in report.findings
+            if f.kind in PROMOTED_KINDS
         ]
         for phrase in exp["claims_promoted"]:
             found = any(_phrase_found(phrase, q) for _, q in quotes)
-            scores["claims_promoted"].add(True, found, f"{case.id}: “{phrase}” " + ("" if found else f"not flagged (flagged: {[q for _, q in quotes]})"))
+            scores["claims_promoted"].add(
+                True,
+                found,
+                f"{case.id}: “{phrase}” "
+                + ("" if found else f"not flagged (flagged: {[q for _, q in quotes]})"),
+            )
         for kind, q in quotes:
             if not any(_phrase_found(p, q) for p in exp["claims_promoted"]):
-                scores["claims_promoted"].add(False, True, f"{case.id}: {kind} “{q}” is not an expected phrase")
+                scores["claims_promoted"].add(
+                    False, True, f"{case.id}: {kind} “{q}” is not an expected phrase"
+                )
         if not exp["claims_promoted"] and not quotes:
             scores["claims_promoted"].add(False, False, case.id)
     if exp.get("verdict") in ("pass", "fail"):
         want_fail = exp["verdict"] == "fail"
-        detail = ", ".join(sorted({k for f in report.findings if f.severity.rank >= Severity.MEDIUM.rank for k in [f.kind]}))
-        scores["verdict"].add(want_fail, report.verdict == "fail", f"{case.id}: expected {exp['verdict']}, got {report.verdict} ({detail or 'no failing findings'})")
+        detail = ", ".join(
+            sorted({k for f in report.findings if f.severity.rank >= Severity.MEDIUM.rank for k in [f.kind]})
+        )
+        scores["verdict"].add(
+            want_fail,
+            report.verdict == "fail",
+            f"{case.id}: expected {exp['verdict']}, got {report.verdict} ({detail or 'no failing findings'})",
+        )
     for kind in exp.get("findings_kinds") or ():
         scores[f"findings:{kind}"].add(True, kind in kinds, f"{case.id}: {kind} expected")
     for kind in exp.get("absent_kinds") or ():
         scores[f"findings:{kind}"].add(False, kind in kinds, f"{case.id}: {kind} reported")
 
 
-def score_session(session: Session, reports: dict[str, AuditReport], cases: dict[str, Case], scores: dict[str, Score]) -> None:
+def score_session(
+    session: Session, reports: dict[str, AuditReport], cases: dict[str, Case], scores: dict[str, Score]
+) -> None:
     """Session-level decay expectations (seed §3.5): strengths never rise; first missing at a sequence."""
     exp = session.expected
     for rid in exp.get("strength_non_increasing") or ():
         strengths = [
-            next((r.strength for r in reports[c].rules if r.rule_id == rid), 0.0) for c in session.case_ids if c in reports
+            next((r.strength for r in reports[c].rules if r.rule_id == rid), 0.0)
+            for c in session.case_ids
+            if c in reports
         ]
         ok = all(b <= a + 1e-9 for a, b in zip(strengths, strengths[1:], strict=False))
-        scores["decay"].add(True, ok, f"{session.id} {rid}: strength non-increasing expected, got {[round(s, 2) for s in strengths]}")
+        scores["decay"].add(
+            True,
+            ok,
+            f"{session.id} {rid}: strength non-increasing expected, got {[round(s, 2) for s in strengths]}",
+        )
     for rid, allowed in (exp.get("first_missing_sequence") or {}).items():
         first = next(
             (
                 cases[c].sequence
                 for c in session.case_ids
-                if c in reports and any(r.rule_id == rid and r.state.value == "missing" for r in reports[c].rules)
+                if c in reports
+                and any(r.rule_id == rid and r.state.value == "missing" for r in reports[c].rules)
             ),
             None,
         )
         want = set(allowed) if isinstance(allowed, list) else {allowed}
-        scores["decay"].add(True, first in want, f"{session.id} {rid}: first missing at {sorted(want)}, got {first}")
+        scores["decay"].add(
+            True, first in want, f"{session.id} {rid}: first missing at {sorted(want)}, got {first}"
+        )
 
 
 def evaluate(cases: Sequence[Case], sessions: Sequence[Session] = ()) -> dict[str, Score]:
@@ -326,7 +360,9 @@ def parse_thresholds(items: Sequence[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def below(scores: dict[str, Score], min_p: float, min_r: float, per_check: dict[str, tuple[float, float]]) -> list[str]:
+def below(
+    scores: dict[str, Score], min_p: float, min_r: float, per_check: dict[str, tuple[float, float]]
+) -> list[str]:
     """Names of checks under their thresholds (per-check ones override the global pair)."""
     out = []
     for name, s in scores.items():
@@ -339,11 +375,19 @@ def below(scores: dict[str, Score], min_p: float, min_r: float, per_check: dict[
 def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
     """The command line (see the module docstring). Returns the exit status."""
     out = out or sys.stdout
-    ap = argparse.ArgumentParser(prog="python -m ctxaudit.engine.evaluate", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m ctxaudit.engine.evaluate", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("paths", nargs="+", help="case files (.jsonl/.json) or folders of them")
     ap.add_argument("--min-precision", type=float, default=0.0)
     ap.add_argument("--min-recall", type=float, default=0.0)
-    ap.add_argument("--threshold", action="append", default=[], metavar="CHECK=P[,R]", help="per-check thresholds; findings:* matches every findings:<kind>")
+    ap.add_argument(
+        "--threshold",
+        action="append",
+        default=[],
+        metavar="CHECK=P[,R]",
+        help="per-check thresholds; findings:* matches every findings:<kind>",
+    )
     ap.add_argument("--exact", action="store_true", help="fail on any disagreement")
     ap.add_argument("--json", action="store_true", help="print the scores as JSON")
     args = ap.parse_args(argv)
@@ -361,7 +405,15 @@ def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
             {
                 "cases": len(cases),
                 "checks": {
-                    n: {"tp": s.tp, "fp": s.fp, "fn": s.fn, "tn": s.tn, "precision": s.precision, "recall": s.recall, "disagreements": s.disagreements}
+                    n: {
+                        "tp": s.tp,
+                        "fp": s.fp,
+                        "fn": s.fn,
+                        "tn": s.tn,
+                        "precision": s.precision,
+                        "recall": s.recall,
+                        "disagreements": s.disagreements,
+                    }
                     for n, s in scores.items()
                 },
                 "below_threshold": failing,
@@ -373,10 +425,14 @@ def main(argv: Sequence[str] | None = None, out: Any = None) -> int:
         out.write("\n")
     else:
         out.write(f"{len(cases)} cases, {len(sessions)} sessions\n")
-        out.write(f"{'check':34} {'n':>5} {'tp':>4} {'fp':>4} {'fn':>4} {'tn':>4} {'prec':>6} {'recall':>6}\n")
+        out.write(
+            f"{'check':34} {'n':>5} {'tp':>4} {'fp':>4} {'fn':>4} {'tn':>4} {'prec':>6} {'recall':>6}\n"
+        )
         for name, s in scores.items():
             flag = "  << below threshold" if name in failing else ""
-            out.write(f"{name:34} {s.n:5d} {s.tp:4d} {s.fp:4d} {s.fn:4d} {s.tn:4d} {_fmt(s.precision):>6} {_fmt(s.recall):>6}{flag}\n")
+            out.write(
+                f"{name:34} {s.n:5d} {s.tp:4d} {s.fp:4d} {s.fn:4d} {s.tn:4d} {_fmt(s.precision):>6} {_fmt(s.recall):>6}{flag}\n"
+            )
         for name in disagreeing:
             out.write(f"\n{name} — cases that disagree:\n")
             for line in scores[name].disagreements:

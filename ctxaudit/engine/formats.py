@@ -52,7 +52,9 @@ def detect_format(raw: Any) -> str:
         for item in raw:
             if not isinstance(item, dict):
                 continue
-            if item.get("lc") == 1 or ("type" in item and "role" not in item and item.get("type") in _LC_TYPES):
+            if item.get("lc") == 1 or (
+                "type" in item and "role" not in item and item.get("type") in _LC_TYPES
+            ):
                 return "langchain"
             content = item.get("content")
             if isinstance(content, list) and any(
@@ -100,7 +102,8 @@ def context_from_json(data: list[dict[str, Any]]) -> Context:
     """Inverse of context_to_json (trusted input: our own stored rows)."""
     return Context(
         messages=tuple(
-            Message(role=d["role"], content=d["content"], name=d.get("name"), kind=d.get("kind")) for d in data
+            Message(role=d["role"], content=d["content"], name=d.get("name"), kind=d.get("kind"))
+            for d in data
         )
     )
 
@@ -169,11 +172,21 @@ def _read_openai(raw: Any, field: str) -> list[Message]:
             raise ContextFormatError(f, "must be an object with role and content")
         for call in item.get("tool_calls") or []:
             if isinstance(call, dict) and isinstance(call.get("id"), str):
-                fn_name = (call.get("function") or {}).get("name") if isinstance(call.get("function"), dict) else None
+                fn_name = (
+                    (call.get("function") or {}).get("name")
+                    if isinstance(call.get("function"), dict)
+                    else None
+                )
                 if isinstance(fn_name, str):
                     call_names[call["id"]] = fn_name
         if item.get("type") in ("compaction", "compaction_summary") and "encrypted_content" in item:
-            out.append(Message(role="system", content="[encrypted compaction: content not auditable]", kind="encrypted_compaction"))
+            out.append(
+                Message(
+                    role="system",
+                    content="[encrypted compaction: content not auditable]",
+                    kind="encrypted_compaction",
+                )
+            )
             continue
         role = _role(item.get("role"), f"{f}.role")
         text = _parts_text(item.get("content"), f"{f}.content")
@@ -182,10 +195,14 @@ def _read_openai(raw: Any, field: str) -> list[Message]:
             raise ContextFormatError(f"{f}.tool_calls", "must be a list")
         for call in calls:
             fn = call.get("function", {}) if isinstance(call, dict) else {}
-            text += ("\n" if text else "") + f"[tool call {fn.get('name', '?')}({_json_text(fn.get('arguments', ''))})]"
+            text += (
+                "\n" if text else ""
+            ) + f"[tool call {fn.get('name', '?')}({_json_text(fn.get('arguments', ''))})]"
         if item.get("function_call"):
             fc = item["function_call"]
-            text += ("\n" if text else "") + f"[tool call {fc.get('name', '?')}({_json_text(fc.get('arguments', ''))})]"
+            text += (
+                "\n" if text else ""
+            ) + f"[tool call {fc.get('name', '?')}({_json_text(fc.get('arguments', ''))})]"
         name = item.get("name") if isinstance(item.get("name"), str) else None
         if name is None and role == "tool" and isinstance(item.get("tool_call_id"), str):
             name = call_names.get(item["tool_call_id"])
@@ -232,14 +249,26 @@ def _anthropic_blocks(content: Any, role: str, field: str, tool_names: dict[str,
             inner = block.get("content", "")
             inner_text = inner if isinstance(inner, str) else _parts_text(inner, f"{f}.content")
             use_id = block.get("tool_use_id")
-            out.append(Message(role="tool", content=inner_text, name=tool_names.get(use_id, use_id) if isinstance(use_id, str) else None))
+            out.append(
+                Message(
+                    role="tool",
+                    content=inner_text,
+                    name=tool_names.get(use_id, use_id) if isinstance(use_id, str) else None,
+                )
+            )
         elif btype in ("thinking", "redacted_thinking"):
             continue  # not part of what later turns see as instructions
         elif btype in ("image", "document"):
             texts.append(f"[{btype}]")
         elif btype == "compaction":
             flush()
-            out.append(Message(role=role, content="[encrypted compaction: content not auditable]", kind="encrypted_compaction"))
+            out.append(
+                Message(
+                    role=role,
+                    content="[encrypted compaction: content not auditable]",
+                    kind="encrypted_compaction",
+                )
+            )
         else:
             texts.append(_json_text(block))
     flush()
@@ -284,7 +313,14 @@ def _read_anthropic(raw: Any, field: str) -> list[Message]:
     return out
 
 
-_LC_TYPES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool", "chat": "user"}
+_LC_TYPES = {
+    "human": "user",
+    "ai": "assistant",
+    "system": "system",
+    "tool": "tool",
+    "function": "tool",
+    "chat": "user",
+}
 _LC_CLASSES = {
     "HumanMessage": "user",
     "AIMessage": "assistant",
@@ -323,8 +359,14 @@ def _read_langchain(raw: Any, field: str) -> list[Message]:
         text = _parts_text(data.get("content"), f"{f}.content")
         for call in data.get("tool_calls") or []:
             if isinstance(call, dict):
-                text += ("\n" if text else "") + f"[tool call {call.get('name', '?')}({_json_text(call.get('args', {}))})]"
-        out.append(Message(role=role, content=text, name=data.get("name") if isinstance(data.get("name"), str) else None))
+                text += (
+                    "\n" if text else ""
+                ) + f"[tool call {call.get('name', '?')}({_json_text(call.get('args', {}))})]"
+        out.append(
+            Message(
+                role=role, content=text, name=data.get("name") if isinstance(data.get("name"), str) else None
+            )
+        )
     return out
 
 

@@ -60,7 +60,10 @@ _SECRET_RES = [
     ("github_pat_", re.compile(r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{30,}")),
     ("xox", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9\-]{10,}")),
     ("cta_", re.compile(r"(?<![A-Za-z0-9])cta_[0-9a-f]{8}_[A-Za-z0-9_\-]{20,}")),
-    ("eyJ", re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+    (
+        "eyJ",
+        re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ),
 ]
 # Group 1 is the secret; the label stays readable ("Bearer [SECRET]", "password=[SECRET]").
 _LABELLED_SECRET_RES = [
@@ -71,7 +74,9 @@ _LABELLED_SECRET_RES = [
         re.I,
     ),
 ]
-_EMAIL_RE = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
+_EMAIL_RE = re.compile(
+    r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
+)
 _CN_ID_RE = re.compile(_NB + r"\d{17}[0-9Xx]" + _NA)
 _CARD_RE = re.compile(_NB + r"[2-6]\d{3}(?:[ \-]?\d){9,15}" + _NA)
 _PHONE_RES = [
@@ -144,7 +149,11 @@ def find_pii(text: str, *, strict_region: bool = False) -> list[PiiMatch]:
         found += [(0, PiiMatch("secret", m.start(1), m.end(1))) for m in rx.finditer(text)]
     if "@" in text:
         found += [(1, PiiMatch("email", m.start(), m.end())) for m in _EMAIL_RE.finditer(text)]
-    found += [(2, PiiMatch("cn_id", m.start(), m.end())) for m in _CN_ID_RE.finditer(text) if is_cn_id(m.group(), strict_region=strict_region)]
+    found += [
+        (2, PiiMatch("cn_id", m.start(), m.end()))
+        for m in _CN_ID_RE.finditer(text)
+        if is_cn_id(m.group(), strict_region=strict_region)
+    ]
     for m in _CARD_RE.finditer(text):
         d = _digits(m.group())
         if 13 <= len(d) <= 19 and luhn_ok(d):

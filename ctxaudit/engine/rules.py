@@ -36,7 +36,9 @@ from ctxaudit.engine.types import Context, Rule, Severity
 MIN_LEN = 4
 MAX_LEN = 600
 
-_ITEM = re.compile(r"^\s*(?:\(?\d{1,3}[.)、．]|（\d{1,3}）|[一二三四五六七八九十]{1,3}[、.]|[-*•·]|[a-z][.)])\s+|^\s*(?:\d{1,3}[、．]|[一二三四五六七八九十]{1,3}、)")
+_ITEM = re.compile(
+    r"^\s*(?:\(?\d{1,3}[.)、．]|（\d{1,3}）|[一二三四五六七八九十]{1,3}[、.]|[-*•·]|[a-z][.)])\s+|^\s*(?:\d{1,3}[、．]|[一二三四五六七八九十]{1,3}、)"
+)
 _HEADING_WORDS = re.compile(
     r"规则|规定|要求|约束|限制|禁止事项|注意事项|红线|守则|准则|政策|rules?\b|constraints?|policy|policies|guidelines?|requirements?|restrictions?|must|do not|don't|never",
     re.I,
@@ -61,7 +63,9 @@ _DATA_LINE = re.compile(
     r'"\s*:\s*["\d\[{tfn]|^\s*[\w.-]+\s*=\s*\S|^\s*(?:def|class)\s+\w+\s*[(:]'
     r"|^\s*(?:import\s+[\w.]+\s*$|from\s+[\w.]+\s+import\b)|^\s*(?:const|let|var)\s+\w+\s*="
 )
-_NOT_PROSE = re.compile(r"\t|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}| - (?:INFO|DEBUG|WARNING|ERROR) - |\w-(?:always|never)\b|\b(?:always|never)-\w|\.\w{1,4}\s*\(\d")
+_NOT_PROSE = re.compile(
+    r"\t|\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}| - (?:INFO|DEBUG|WARNING|ERROR) - |\w-(?:always|never)\b|\b(?:always|never)-\w|\.\w{1,4}\s*\(\d"
+)
 
 
 def rule_id_for(text: str) -> str:
@@ -161,7 +165,11 @@ def _user_rules(content: str) -> list[str]:
     out = []
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or line.startswith((">", "$", "(venv)", "Traceback", "File \"", "{", "[", "<", "|", "#!")) or _DATA_LINE.search(line):
+        if (
+            not line
+            or line.startswith((">", "$", "(venv)", "Traceback", 'File "', "{", "[", "<", "|", "#!"))
+            or _DATA_LINE.search(line)
+        ):
             continue  # quoted output, shell, pasted JSON/tables/markup: data, not instructions
         item = _ITEM.match(line)
         if item is not None:

@@ -63,7 +63,12 @@ def rule_findings(results: list[RuleResult], rules: tuple[Rule, ...]) -> list[Fi
         rule = by_id.get(r.rule_id)
         sev = rule.severity if rule else Severity.HIGH
         zh = is_chinese(r.text)
-        data = {"strength": round(r.strength, 3), "lost": list(r.lost), "role_before": r.role_before, "role_after": r.role_after}
+        data = {
+            "strength": round(r.strength, 3),
+            "lost": list(r.lost),
+            "role_before": r.role_before,
+            "role_after": r.role_after,
+        }
         if r.state is RuleState.MISSING:
             quote = _closest_quote(r)
             if zh:
@@ -97,7 +102,9 @@ def rule_findings(results: list[RuleResult], rules: tuple[Rule, ...]) -> list[Fi
                     f"Rule {r.rule_id} demoted: it was in the {r.role_before or 'system'} role before compression "
                     f"and is now only in the {r.role_after} role, where it reads as a user statement."
                 )
-            out.append(Finding("rule_demoted", _lower(sev, Severity.MEDIUM), msg, r.rule_id, r.evidence, data))
+            out.append(
+                Finding("rule_demoted", _lower(sev, Severity.MEDIUM), msg, r.rule_id, r.evidence, data)
+            )
     return out
 
 
@@ -114,7 +121,9 @@ def bounded(f: Finding) -> Finding:
         return f
     message = f.message if len(f.message) <= MAX_MESSAGE_CHARS else f.message[: MAX_MESSAGE_CHARS - 1] + "…"
     evidence = tuple(
-        replace(s, end=s.start + MAX_QUOTE_CHARS, quote=s.quote[:MAX_QUOTE_CHARS]) if s.end - s.start > MAX_QUOTE_CHARS else s
+        replace(s, end=s.start + MAX_QUOTE_CHARS, quote=s.quote[:MAX_QUOTE_CHARS])
+        if s.end - s.start > MAX_QUOTE_CHARS
+        else s
         for s in f.evidence
     )
     return replace(f, message=message, evidence=evidence)
@@ -145,6 +154,11 @@ def run_checks(pair: ContextPair, *, counter: TokenCounter | None = None) -> Aud
     tokens = token_stats(pair.before, pair.after, rules, counter or default_counter())
     verdict = verdict_for(findings, summary_elevated)
     return AuditReport(
-        verdict, tuple(results), tuple(findings), tokens, ENGINE_VERSION,  # type: ignore[arg-type]
-        summary_elevated=summary_elevated, unauditable_compactions=unauditable,
+        verdict,
+        tuple(results),
+        tuple(findings),
+        tokens,
+        ENGINE_VERSION,  # type: ignore[arg-type]
+        summary_elevated=summary_elevated,
+        unauditable_compactions=unauditable,
     )

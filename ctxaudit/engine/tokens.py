@@ -81,7 +81,9 @@ def count_context(ctx: Context, counter: TokenCounter) -> tuple[int, dict[str, i
     return sum(by_role.values()), dict(by_role)
 
 
-def token_stats(before: Context, after: Context, rules: tuple[Rule, ...], counter: TokenCounter) -> TokenStats:
+def token_stats(
+    before: Context, after: Context, rules: tuple[Rule, ...], counter: TokenCounter
+) -> TokenStats:
     """Per-role token counts before and after compression, plus the tokens the rules take."""
     b_total, b_roles = count_context(before, counter)
     a_total, a_roles = count_context(after, counter)

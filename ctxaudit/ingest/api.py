@@ -25,7 +25,9 @@ _UNION_BRANCH = re.compile(r"^(list|dict|str|int|float|bool|function-.*|json-or-
 
 
 def _field_of(loc: tuple[Any, ...] | list[Any]) -> str:
-    parts = [p for p in loc if p not in ("body", "payload") and not (isinstance(p, str) and _UNION_BRANCH.match(p))]
+    parts = [
+        p for p in loc if p not in ("body", "payload") and not (isinstance(p, str) and _UNION_BRANCH.match(p))
+    ]
     out = ""
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
@@ -38,23 +40,33 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
     field = _field_of(first.get("loc", ()))
     msg = first.get("msg", "invalid")
     if field in ("before", "after") and len({_field_of(e.get("loc", ())) for e in exc.errors}) == 1:
-        msg = "must be a list of messages, an object like {\"system\", \"messages\"}, or a string"
+        msg = 'must be a list of messages, an object like {"system", "messages"}, or a string'
     if field == "body" and first.get("type") == "missing" and not request.body:
         chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
         hint = "; chunked uploads are not supported, send Content-Length" if chunked else ""
-        return api.create_response(request, {"error": f"the request body is empty{hint}", "field": "body"}, status=400)
+        return api.create_response(
+            request, {"error": f"the request body is empty{hint}", "field": "body"}, status=400
+        )
     if first.get("type") == "json_invalid" or field == "body" and "JSON" in msg:
         return api.create_response(request, {"error": "body is not valid JSON", "field": "body"}, status=400)
     return api.create_response(
         request,
-        {"error": f"{field}: {msg}", "field": field, "errors": [{"field": _field_of(e.get("loc", ())), "problem": e.get("msg")} for e in exc.errors[:20]]},
+        {
+            "error": f"{field}: {msg}",
+            "field": field,
+            "errors": [
+                {"field": _field_of(e.get("loc", ())), "problem": e.get("msg")} for e in exc.errors[:20]
+            ],
+        },
         status=400,
     )
 
 
 @api.exception_handler(AuthenticationError)
 def _auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return api.create_response(request, {"error": "missing or invalid API key", "field": "Authorization"}, status=401)
+    return api.create_response(
+        request, {"error": "missing or invalid API key", "field": "Authorization"}, status=401
+    )
 
 
 @api.exception_handler(RateLimited)
@@ -96,11 +108,15 @@ def event_to_out(event: Event) -> dict[str, Any]:
         "strategy": event.strategy,
         "tokens": {"before": event.tokens_before, "after": event.tokens_after},
         "rules": [
-            {k: r.get(k) for k in ("id", "text", "state", "strength", "role_before", "role_after", "evidence")}
+            {
+                k: r.get(k)
+                for k in ("id", "text", "state", "strength", "role_before", "role_after", "evidence")
+            }
             for r in report.get("rules", [])
         ],
         "findings": [
-            {k: f.get(k) for k in ("kind", "severity", "rule_id", "message", "evidence")} for f in report.get("findings", [])
+            {k: f.get(k) for k in ("kind", "severity", "rule_id", "message", "evidence")}
+            for f in report.get("findings", [])
         ],
         "error": event.error or None,
     }
@@ -109,7 +125,16 @@ def event_to_out(event: Event) -> dict[str, Any]:
 @api.post(
     "/events",
     auth=ApiKeyAuth("ingest"),
-    response={202: EventAccepted, 200: EventAccepted, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut, 422: ErrorOut, 429: ErrorOut},
+    response={
+        202: EventAccepted,
+        200: EventAccepted,
+        400: ErrorOut,
+        401: ErrorOut,
+        403: ErrorOut,
+        413: ErrorOut,
+        422: ErrorOut,
+        429: ErrorOut,
+    },
     summary="Ingest one compression event",
 )
 def events_create(request: HttpRequest, payload: EventIn) -> Status[dict[str, Any]]:
@@ -130,7 +155,12 @@ def events_create(request: HttpRequest, payload: EventIn) -> Status[dict[str, An
     return Status(202 if created else 200, body)
 
 
-@api.get("/events", auth=ApiKeyAuth("read"), response={200: dict[str, Any], 400: ErrorOut}, summary="Events of this project, newest first")
+@api.get(
+    "/events",
+    auth=ApiKeyAuth("read"),
+    response={200: dict[str, Any], 400: ErrorOut},
+    summary="Events of this project, newest first",
+)
 def events_list(
     request: HttpRequest,
     session_id: str | None = None,
@@ -139,7 +169,11 @@ def events_list(
     limit: int = Query(50, ge=1, le=500),
     offset: int = Query(0, ge=0),
 ) -> Status[dict[str, Any]]:
-    qs = Event.objects.filter(project=request.project).select_related("session").order_by("-occurred_at", "-id")  # type: ignore[attr-defined]
+    qs = (
+        Event.objects.filter(project=request.project)
+        .select_related("session")
+        .order_by("-occurred_at", "-id")
+    )  # type: ignore[attr-defined]
     if session_id is not None:
         qs = qs.filter(session__external_id=session_id)
     if status is not None:
@@ -168,7 +202,12 @@ def events_list(
     )
 
 
-@api.get("/events/{event_id}", auth=ApiKeyAuth("read"), response={200: EventOut, 404: ErrorOut}, summary="One event with its check results")
+@api.get(
+    "/events/{event_id}",
+    auth=ApiKeyAuth("read"),
+    response={200: EventOut, 404: ErrorOut},
+    summary="One event with its check results",
+)
 def events_detail(request: HttpRequest, event_id: int) -> Status[dict[str, Any]]:
     event = Event.objects.select_related("session").filter(pk=event_id, project=request.project).first()  # type: ignore[attr-defined]
     if event is None:

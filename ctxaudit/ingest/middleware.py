@@ -17,7 +17,9 @@ _CHUNK = 64 * 1024
 
 
 def _too_large(limit: int) -> JsonResponse:
-    return JsonResponse({"error": f"request body is larger than the limit of {limit} bytes", "field": "body"}, status=413)
+    return JsonResponse(
+        {"error": f"request body is larger than the limit of {limit} bytes", "field": "body"}, status=413
+    )
 
 
 class RequestBodyLimitMiddleware:
@@ -33,7 +35,13 @@ class RequestBodyLimitMiddleware:
                 declared = 0
             encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
             if encoding not in ("", "identity", "gzip"):
-                return JsonResponse({"error": f"unsupported Content-Encoding {encoding!r}; use gzip", "field": "Content-Encoding"}, status=415)
+                return JsonResponse(
+                    {
+                        "error": f"unsupported Content-Encoding {encoding!r}; use gzip",
+                        "field": "Content-Encoding",
+                    },
+                    status=415,
+                )
             # gzip rarely compresses JSON text better than 1000:1; a bigger claim is a bomb.
             if declared > limit:
                 return _too_large(limit)

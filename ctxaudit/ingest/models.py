@@ -44,7 +44,15 @@ class Event(models.Model):
         CHECKED = "checked"
         ERROR = "error"
 
-    STRATEGIES = ("truncation", "summary", "structured", "retrieval", "key_messages", "role_separated", "other")
+    STRATEGIES = (
+        "truncation",
+        "summary",
+        "structured",
+        "retrieval",
+        "key_messages",
+        "role_separated",
+        "other",
+    )
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="events")
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")

@@ -26,7 +26,9 @@ from ctxaudit.ingest.schemas import EventIn
 def pii_key_for(project_id: int) -> bytes:
     """The project's pseudonym key: derived from SECRET_KEY, so tags are stable per project and
     differ across projects (a tag cannot link one tenant's data to another's)."""
-    return hmac.new(settings.SECRET_KEY.encode(), f"ctxaudit-pii:{project_id}".encode(), hashlib.sha256).digest()
+    return hmac.new(
+        settings.SECRET_KEY.encode(), f"ctxaudit-pii:{project_id}".encode(), hashlib.sha256
+    ).digest()
 
 
 # Bidirectional overrides and isolates reorder what a reviewer reads ("evil" shown as "live"):
@@ -35,8 +37,12 @@ _BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def reveal_bidi_controls(text: str) -> str:
-    """"a\u202eb" → "a⟦U+202E⟧b": the control is shown, not obeyed."""
-    return _BIDI_CONTROLS.sub(lambda m: f"⟦U+{ord(m.group()):04X}⟧", text) if _BIDI_CONTROLS.search(text) else text
+    """ "a\u202eb" → "a⟦U+202E⟧b": the control is shown, not obeyed."""
+    return (
+        _BIDI_CONTROLS.sub(lambda m: f"⟦U+{ord(m.group()):04X}⟧", text)
+        if _BIDI_CONTROLS.search(text)
+        else text
+    )
 
 
 def _clean(value: Any, *, redact_pii: bool, counts: dict[str, int], key: bytes | None = None) -> Any:
@@ -50,18 +56,31 @@ def _clean(value: Any, *, redact_pii: bool, counts: dict[str, int], key: bytes |
     if isinstance(value, list):
         return [_clean(v, redact_pii=redact_pii, counts=counts, key=key) for v in value]
     if isinstance(value, dict):
-        return {scrub_unstorable(str(k)): _clean(v, redact_pii=redact_pii, counts=counts, key=key) for k, v in value.items()}
+        return {
+            scrub_unstorable(str(k)): _clean(v, redact_pii=redact_pii, counts=counts, key=key)
+            for k, v in value.items()
+        }
     return value
 
 
-def event_spec_sanitize(spec: EventIn, *, redact_pii: bool, key: bytes | None = None) -> tuple[EventIn, dict[str, int]]:
+def event_spec_sanitize(
+    spec: EventIn, *, redact_pii: bool, key: bytes | None = None
+) -> tuple[EventIn, dict[str, int]]:
     """A copy of `spec` safe to store; returns (spec, redaction counts by kind, e.g. {"email": 2}).
 
     key: pseudonym key (pii_key_for); placeholders then carry a per-value tag ("[EMAIL#3f9a1c]")."""
     counts: dict[str, int] = {}
     rules = None
     if spec.rules is not None:
-        rules = [r.model_copy(update={"id": scrub_unstorable(r.id), "text": _clean(r.text, redact_pii=redact_pii, counts=counts, key=key)}) for r in spec.rules]
+        rules = [
+            r.model_copy(
+                update={
+                    "id": scrub_unstorable(r.id),
+                    "text": _clean(r.text, redact_pii=redact_pii, counts=counts, key=key),
+                }
+            )
+            for r in spec.rules
+        ]
     clean = spec.model_copy(
         update={
             "session_id": scrub_unstorable(spec.session_id),

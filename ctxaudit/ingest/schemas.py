@@ -7,7 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Strategy = Literal["truncation", "summary", "structured", "retrieval", "key_messages", "role_separated", "other"]
+Strategy = Literal[
+    "truncation", "summary", "structured", "retrieval", "key_messages", "role_separated", "other"
+]
 ContextFormat = Literal["auto", "openai", "anthropic", "langchain", "generic"]
 
 

@@ -39,21 +39,35 @@ def _fingerprint(spec: EventIn) -> str:
 
 def _replay_of(project: Project, key: str, fingerprint: str) -> Event | None:
     existing = Event.objects.filter(project=project, idempotency_key=key).first()
-    if existing is not None and existing.idempotency_fingerprint and existing.idempotency_fingerprint != fingerprint:
+    if (
+        existing is not None
+        and existing.idempotency_fingerprint
+        and existing.idempotency_fingerprint != fingerprint
+    ):
         raise IdempotencyConflict(key, existing.pk)
     return existing
 
 
 def _own_rules(project: Project, spec: EventIn, before: Any) -> tuple[list[dict[str, Any]], str]:
     if spec.rules:
-        return [{"id": r.id, "text": r.text, "severity": r.severity, "source": "event"} for r in spec.rules], "event"
+        return [
+            {"id": r.id, "text": r.text, "severity": r.severity, "source": "event"} for r in spec.rules
+        ], "event"
     project_rules = list(project.rules.values("rule_id", "text", "severity"))
     if project_rules:
-        return [{"id": r["rule_id"], "text": r["text"], "severity": r["severity"], "source": "project"} for r in project_rules], "project"
-    return [{"id": r.id, "text": r.text, "severity": r.severity.value, "source": r.source} for r in extract_rules(before)], "extracted"
+        return [
+            {"id": r["rule_id"], "text": r["text"], "severity": r["severity"], "source": "project"}
+            for r in project_rules
+        ], "project"
+    return [
+        {"id": r.id, "text": r.text, "severity": r.severity.value, "source": r.source}
+        for r in extract_rules(before)
+    ], "extracted"
 
 
-def event_ingest(*, project: Project, spec: EventIn, idempotency_key: str | None = None) -> tuple[Event, bool]:
+def event_ingest(
+    *, project: Project, spec: EventIn, idempotency_key: str | None = None
+) -> tuple[Event, bool]:
     """Store one compression event and enqueue its check when the transaction commits.
 
     Returns (event, created); created is False when `idempotency_key` was seen before in this
@@ -106,7 +120,14 @@ def _record_rules_in_force(session: Session, event: Event, rules: list[dict[str,
     known = set(session.rules_in_force.values_list("rule_id", flat=True))
     SessionRule.objects.bulk_create(
         [
-            SessionRule(session=session, rule_id=r["id"], text=r["text"], severity=r["severity"], source=r["source"], first_event=event)
+            SessionRule(
+                session=session,
+                rule_id=r["id"],
+                text=r["text"],
+                severity=r["severity"],
+                source=r["source"],
+                first_event=event,
+            )
             for r in rules
             if r["id"] not in known
         ],
@@ -127,7 +148,11 @@ def event_enqueue_check(event_id: int) -> None:
 def events_requeue_pending(*, older_than_seconds: int) -> int:
     """Re-enqueue events still pending after `older_than_seconds`. Returns how many."""
     cutoff = timezone.now() - timezone.timedelta(seconds=older_than_seconds)
-    ids = list(Event.objects.filter(status=Event.Status.PENDING, received_at__lt=cutoff).values_list("pk", flat=True)[:1000])
+    ids = list(
+        Event.objects.filter(status=Event.Status.PENDING, received_at__lt=cutoff).values_list(
+            "pk", flat=True
+        )[:1000]
+    )
     for pk in ids:
         event_enqueue_check(pk)
     return len(ids)
@@ -174,12 +199,16 @@ def transcript_import(*, project: Project, path: str | Path, format: str = "auto
             }
         )
         try:
-            _, was_created = event_ingest(project=project, spec=spec, idempotency_key=f"transcript:{file_key}:{c.index + 1}")
+            _, was_created = event_ingest(
+                project=project, spec=spec, idempotency_key=f"transcript:{file_key}:{c.index + 1}"
+            )
         except ContextFormatError as exc:
             raise TranscriptError(str(p), c.line, str(exc)) from exc
         created += was_created
         existing += not was_created
-    return TranscriptImport(str(p), transcript.format, session_id, len(transcript.compactions), created, existing)
+    return TranscriptImport(
+        str(p), transcript.format, session_id, len(transcript.compactions), created, existing
+    )
 
 
 PURGE_BATCH = 500
@@ -200,7 +229,11 @@ def events_purge_expired(*, now: Any = None) -> dict[str, int]:
     for project in Project.objects.filter(retention_days__gt=0).only("pk", "retention_days"):
         cutoff = now - timezone.timedelta(days=project.retention_days)
         while True:
-            ids = list(Event.objects.filter(project=project, received_at__lt=cutoff).order_by("pk").values_list("pk", flat=True)[:PURGE_BATCH])
+            ids = list(
+                Event.objects.filter(project=project, received_at__lt=cutoff)
+                .order_by("pk")
+                .values_list("pk", flat=True)[:PURGE_BATCH]
+            )
             if not ids:
                 break
             with transaction.atomic():

@@ -41,13 +41,19 @@ def event_for_user(user: AbstractBaseUser | AnonymousUser, event_id: int) -> Eve
 
 
 def session_for_user(user: AbstractBaseUser | AnonymousUser, session_pk: int) -> Session:
-    session = Session.objects.filter(project__in=projects_for_user(user), pk=session_pk).select_related("project").first()
+    session = (
+        Session.objects.filter(project__in=projects_for_user(user), pk=session_pk)
+        .select_related("project")
+        .first()
+    )
     if session is None:
         raise Http404("No such session")
     return session
 
 
-def project_for_user(user: AbstractBaseUser | AnonymousUser, project_id: int, *, roles: tuple[str, ...] | None = None) -> Project:
+def project_for_user(
+    user: AbstractBaseUser | AnonymousUser, project_id: int, *, roles: tuple[str, ...] | None = None
+) -> Project:
     """The project if `user` is a member (404 otherwise); with `roles`, 403 for members in other roles."""
     project = projects_for_user(user).filter(pk=project_id).first()
     if project is None:

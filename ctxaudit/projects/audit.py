@@ -21,7 +21,9 @@ def _client_ip(request: HttpRequest) -> str | None:
     return ip
 
 
-def log_content_access(request: HttpRequest, event: Any, action: str, *, object_type: str | None = None) -> AuditLogEntry:
+def log_content_access(
+    request: HttpRequest, event: Any, action: str, *, object_type: str | None = None
+) -> AuditLogEntry:
     """Record that the requester (user or API key) accessed `event`'s content.
 
     `event`: an ingest Event, any model row with `project_id` and `pk`, or a Project (for a
@@ -30,7 +32,9 @@ def log_content_access(request: HttpRequest, event: Any, action: str, *, object_
     Returns the new entry.
     """
     if action not in AuditLogEntry.Action.values:
-        raise ValueError(f"unknown audit action {action!r}; expected one of {', '.join(AuditLogEntry.Action.values)}")
+        raise ValueError(
+            f"unknown audit action {action!r}; expected one of {', '.join(AuditLogEntry.Action.values)}"
+        )
     user = getattr(request, "user", None)
     authed = user is not None and user.is_authenticated
     key = getattr(request, "api_key", None)

@@ -19,7 +19,10 @@ class RateLimited(HttpError):
     """429 with Retry-After (seconds): the key used up its requests for this minute."""
 
     def __init__(self, retry_after: int, limit: int) -> None:
-        super().__init__(429, f"rate limit of {limit} requests per minute exceeded for this API key; retry after {retry_after}s")
+        super().__init__(
+            429,
+            f"rate limit of {limit} requests per minute exceeded for this API key; retry after {retry_after}s",
+        )
         self.retry_after = retry_after
 
 

@@ -107,7 +107,9 @@ class AuditLogEntry(models.Model):
         API_READ = "api_read", "Read through the API"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_log")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     username = models.CharField(max_length=150, blank=True)
     api_key_prefix = models.CharField(max_length=16, blank=True)
     action = models.CharField(max_length=20, choices=Action.choices)

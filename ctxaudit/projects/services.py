@@ -17,7 +17,11 @@ class ProjectError(ValueError):
 
 @transaction.atomic
 def api_key_create(
-    *, project_name: str | None = None, project: Project | None = None, name: str = "", scopes: Iterable[str] = ("ingest", "read")
+    *,
+    project_name: str | None = None,
+    project: Project | None = None,
+    name: str = "",
+    scopes: Iterable[str] = ("ingest", "read"),
 ) -> tuple[ApiKey, str]:
     """Create a key (and, by name, the project if it is new). Returns (key, raw key): the raw key is shown once."""
     scopes = set(scopes)
@@ -31,7 +35,9 @@ def api_key_create(
             raise ValueError("project or project_name is required")
         project, _ = Project.objects.get_or_create(name=project_name)
     prefix, raw = ApiKey.generate()
-    key = ApiKey.objects.create(project=project, name=name, prefix=prefix, key_hash=ApiKey.hash_key(raw), scopes=sorted(scopes))
+    key = ApiKey.objects.create(
+        project=project, name=name, prefix=prefix, key_hash=ApiKey.hash_key(raw), scopes=sorted(scopes)
+    )
     return key, raw
 
 
@@ -53,7 +59,9 @@ def membership_add(*, project: Project, username: str, role: str) -> Membership:
     user = get_user_model().objects.filter(username=username.strip()).first()
     if user is None:
         raise ProjectError(f"no user named {username.strip()!r}")
-    membership, created = Membership.objects.get_or_create(user=user, project=project, defaults={"role": role})
+    membership, created = Membership.objects.get_or_create(
+        user=user, project=project, defaults={"role": role}
+    )
     if not created:
         raise ProjectError(f"{user.get_username()} is already a member")
     return membership
@@ -65,7 +73,11 @@ def membership_set_role(*, membership: Membership, role: str) -> Membership:
     if role not in Membership.Role.values:
         raise ProjectError(f"unknown role {role!r}")
     locked = Membership.objects.select_for_update().get(pk=membership.pk)
-    if locked.role == Membership.Role.ADMIN and role != Membership.Role.ADMIN and _admins_left(locked.project, without=locked) == 0:
+    if (
+        locked.role == Membership.Role.ADMIN
+        and role != Membership.Role.ADMIN
+        and _admins_left(locked.project, without=locked) == 0
+    ):
         raise ProjectError("a project needs at least one admin")
     locked.role = role
     locked.save(update_fields=["role"])
@@ -81,7 +93,9 @@ def membership_remove(*, membership: Membership) -> None:
     locked.delete()
 
 
-def project_settings_update(*, project: Project, redact_pii: bool, retention_days: int, decay_compressions: int) -> Project:
+def project_settings_update(
+    *, project: Project, redact_pii: bool, retention_days: int, decay_compressions: int
+) -> Project:
     """Save the project's settings (validated by the caller's form)."""
     project.redact_pii = redact_pii
     project.retention_days = retention_days

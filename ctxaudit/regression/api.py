@@ -48,11 +48,15 @@ def gate_body(event: Event, ui_url: str) -> dict[str, Any]:
     A check that errored answers "fail": the gate never lets through what it could not check."""
     report = event.report or {}
     blocking = [
-        {k: r.get(k) for k in ("id", "text", "state", "demoted", "role_before", "role_after")} | {"lost": r.get("lost") or []}
+        {k: r.get(k) for k in ("id", "text", "state", "demoted", "role_before", "role_after")}
+        | {"lost": r.get("lost") or []}
         for r in report.get("rules", [])
         if r.get("state") in ("missing", "weakened") or r.get("demoted")
     ]
-    findings = [{k: f.get(k) for k in ("kind", "severity", "rule_id", "message", "evidence")} for f in report.get("findings", [])]
+    findings = [
+        {k: f.get(k) for k in ("kind", "severity", "rule_id", "message", "evidence")}
+        for f in report.get("findings", [])
+    ]
     checked = event.status == Event.Status.CHECKED
     return {
         "id": event.pk,
@@ -68,10 +72,18 @@ def gate_body(event: Event, ui_url: str) -> dict[str, Any]:
 @router.post(
     "/gate",
     auth=ApiKeyAuth("ingest"),
-    response={200: GateOut, 400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut, 422: ErrorOut, 429: ErrorOut},
+    response={
+        200: GateOut,
+        400: ErrorOut,
+        401: ErrorOut,
+        403: ErrorOut,
+        413: ErrorOut,
+        422: ErrorOut,
+        429: ErrorOut,
+    },
     summary="Check one compression event now and answer the verdict",
     description="Same body as POST /events. The event is stored and checked in the request; the answer "
-    "lists the missing, weakened or demoted rules. Fails closed: a check error answers verdict \"fail\".",
+    'lists the missing, weakened or demoted rules. Fails closed: a check error answers verdict "fail".',
 )
 def gate(request: HttpRequest, payload: EventIn) -> Status[dict[str, Any]]:
     key = request.headers.get("Idempotency-Key")

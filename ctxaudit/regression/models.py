@@ -25,7 +25,9 @@ class ChecklistStep(models.Model):
     step = models.PositiveSmallIntegerField()
     status = models.CharField(max_length=4, choices=Status.choices, default=Status.OPEN)
     note = models.TextField(blank=True)
-    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -48,9 +50,15 @@ class RegressionCase(models.Model):
     rules = models.JSONField(default=list)  # [{"id", "text", "severity"}]
     before = models.JSONField(default=list)  # normalised messages [{"role", "content", "name"?}]
     after = models.JSONField(default=list)
-    expected = models.JSONField(default=dict)  # {"rules": {id: state}, "demoted_rules", "summary_elevated", "verdict"}
-    event = models.ForeignKey(Event, null=True, blank=True, on_delete=models.SET_NULL, related_name="regression_cases")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    expected = models.JSONField(
+        default=dict
+    )  # {"rules": {id: state}, "demoted_rules", "summary_elevated", "verdict"}
+    event = models.ForeignKey(
+        Event, null=True, blank=True, on_delete=models.SET_NULL, related_name="regression_cases"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -69,10 +77,14 @@ class ReplayEndpoint(models.Model):
     """
 
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="replay_endpoint")
-    base_url = models.URLField(max_length=500)  # e.g. http://127.0.0.1:11434/v1 (…/chat/completions is appended)
+    base_url = models.URLField(
+        max_length=500
+    )  # e.g. http://127.0.0.1:11434/v1 (…/chat/completions is appended)
     model = models.CharField(max_length=200)
     api_key = models.CharField(max_length=500, blank=True)
-    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     updated_at = models.DateTimeField(default=timezone.now)
 
 
@@ -92,7 +104,9 @@ class ReplayRun(models.Model):
     answer_before = models.TextField(blank=True)
     answer_after = models.TextField(blank=True)
     error = models.TextField(blank=True)
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -30,7 +30,11 @@ def final_user_request(before: list[dict[str, Any]], metadata: dict[str, Any] | 
         value = meta.get(key)
         if isinstance(value, str) and value.strip():
             return value
-        if isinstance(value, dict) and isinstance(value.get("content"), str) and value.get("role", "user") == "user":
+        if (
+            isinstance(value, dict)
+            and isinstance(value.get("content"), str)
+            and value.get("role", "user") == "user"
+        ):
             return value["content"]
     for m in reversed(before):
         if m.get("role") == "user" and (m.get("content") or "").strip():
@@ -39,7 +43,14 @@ def final_user_request(before: list[dict[str, Any]], metadata: dict[str, Any] | 
 
 
 def _with_request(messages: list[dict[str, Any]], prompt: str) -> list[dict[str, Any]]:
-    msgs = [{"role": m["role"], "content": m.get("content") or "", **({"name": m["name"]} if m.get("name") else {})} for m in messages]
+    msgs = [
+        {
+            "role": m["role"],
+            "content": m.get("content") or "",
+            **({"name": m["name"]} if m.get("name") else {}),
+        }
+        for m in messages
+    ]
     # The before-context often already ends with the request; don't send it twice.
     if prompt and not (msgs and msgs[-1]["role"] == "user" and msgs[-1]["content"] == prompt):
         msgs.append({"role": "user", "content": prompt})
@@ -85,7 +96,9 @@ def anthropic_body(messages: list[dict[str, Any]], model: str) -> dict[str, Any]
     return body
 
 
-def replay_bundle(*, before: list[dict[str, Any]], after: list[dict[str, Any]], prompt: str, model: str | None = None) -> dict[str, Any]:
+def replay_bundle(
+    *, before: list[dict[str, Any]], after: list[dict[str, Any]], prompt: str, model: str | None = None
+) -> dict[str, Any]:
     """{"prompt", "openai": {"before", "after"}, "anthropic": {"before", "after"}}: four request bodies."""
     name = model or PLACEHOLDER_MODEL
     b, a = _with_request(before, prompt), _with_request(after, prompt)
@@ -108,7 +121,9 @@ class ReplayError(RuntimeError):
     """The endpoint could not be reached or answered something unreadable; the message says which."""
 
 
-def chat_completion(*, base_url: str, api_key: str, body: dict[str, Any], timeout: float = TIMEOUT_SECONDS) -> str:
+def chat_completion(
+    *, base_url: str, api_key: str, body: dict[str, Any], timeout: float = TIMEOUT_SECONDS
+) -> str:
     """POST `body` to {base_url}/chat/completions; return choices[0].message.content. Raises ReplayError."""
     url = base_url.rstrip("/") + "/chat/completions"
     if not url.startswith(("http://", "https://")):

@@ -13,9 +13,48 @@ from ctxaudit.engine.constraints import parse as parse_constraints
 from ctxaudit.engine.lexicon import CONDITION_MARKERS, FORCE_MARKERS, SCOPE_WORDS
 
 _EN_STOP = {
-    "the", "and", "any", "all", "for", "with", "without", "from", "that", "this", "into", "only", "must", "never",
-    "always", "should", "shall", "not", "don't", "do", "does", "are", "is", "be", "a", "an", "of", "to", "or", "on",
-    "in", "by", "as", "at", "it", "its", "you", "your", "their", "every", "above", "below",
+    "the",
+    "and",
+    "any",
+    "all",
+    "for",
+    "with",
+    "without",
+    "from",
+    "that",
+    "this",
+    "into",
+    "only",
+    "must",
+    "never",
+    "always",
+    "should",
+    "shall",
+    "not",
+    "don't",
+    "do",
+    "does",
+    "are",
+    "is",
+    "be",
+    "a",
+    "an",
+    "of",
+    "to",
+    "or",
+    "on",
+    "in",
+    "by",
+    "as",
+    "at",
+    "it",
+    "its",
+    "you",
+    "your",
+    "their",
+    "every",
+    "above",
+    "below",
 }
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
@@ -89,7 +128,11 @@ def key_terms(rule_text: str) -> list[str]:
                 for word in re.finditer(r"\S+", rest):
                     for chunk in _chunks(word.group()):
                         found.append((start + word.start() + word.group().find(chunk), chunk))
-        elif len(piece) >= 3 and piece.casefold() not in _EN_STOP and not any(covered[base : base + len(piece)]):
+        elif (
+            len(piece) >= 3
+            and piece.casefold() not in _EN_STOP
+            and not any(covered[base : base + len(piece)])
+        ):
             found.append((base, piece))
     uniq: dict[str, str] = {}
     for _, t in sorted(found, key=lambda x: x[0]):

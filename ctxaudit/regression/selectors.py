@@ -26,14 +26,22 @@ MAX_SESSION_EVENTS = 200
 
 
 def regression_case_for_user(user: AbstractBaseUser | AnonymousUser, case_pk: int) -> RegressionCase:
-    case = RegressionCase.objects.filter(project__in=projects_for_user(user), pk=case_pk).select_related("project").first()
+    case = (
+        RegressionCase.objects.filter(project__in=projects_for_user(user), pk=case_pk)
+        .select_related("project")
+        .first()
+    )
     if case is None:
         raise Http404("No such regression case")
     return case
 
 
 def replay_run_for_user(user: AbstractBaseUser | AnonymousUser, run_pk: int) -> ReplayRun:
-    run = ReplayRun.objects.filter(event__project__in=projects_for_user(user), pk=run_pk).select_related("event").first()
+    run = (
+        ReplayRun.objects.filter(event__project__in=projects_for_user(user), pk=run_pk)
+        .select_related("event")
+        .first()
+    )
     if run is None:
         raise Http404("No such replay run")
     return run
@@ -45,14 +53,25 @@ def checklist_steps(event: Event) -> list[dict[str, Any]]:
     out = []
     for s in STEPS:
         status = marks[s.number].status if s.number in marks else ChecklistStep.Status.OPEN
-        out.append({"step": s, "mark": marks.get(s.number), "status": status, "label": ChecklistStep.Status(status).label})
+        out.append(
+            {
+                "step": s,
+                "mark": marks.get(s.number),
+                "status": status,
+                "label": ChecklistStep.Status(status).label,
+            }
+        )
     return out
 
 
 def checklist_progress(event_ids: list[int]) -> dict[int, int]:
     """{event id: steps marked done or not applicable} (0 for events with no marks)."""
     counts = dict.fromkeys(event_ids, 0)
-    rows = ChecklistStep.objects.filter(event_id__in=event_ids).exclude(status=ChecklistStep.Status.OPEN).values_list("event_id", flat=True)
+    rows = (
+        ChecklistStep.objects.filter(event_id__in=event_ids)
+        .exclude(status=ChecklistStep.Status.OPEN)
+        .values_list("event_id", flat=True)
+    )
     for eid in rows:
         counts[eid] += 1
     return counts
@@ -68,14 +87,20 @@ def _rules_of(event: Event) -> list[dict[str, Any]]:
 def session_evidence(event: Event) -> dict[str, Any]:
     """Step 1: the session's compressions in order, and where its timeline page is."""
     events = list(
-        Event.objects.filter(session=event.session).order_by("sequence", "occurred_at", "id")
+        Event.objects.filter(session=event.session)
+        .order_by("sequence", "occurred_at", "id")
         .only("id", "sequence", "occurred_at", "strategy", "verdict", "status")[:MAX_SESSION_EVENTS]
     )
     try:
         timeline_url: str | None = reverse("ui:session-detail", args=[event.session_id])
     except NoReverseMatch:  # the timelines page has not landed (yet)
         timeline_url = None
-    return {"session": event.session, "events": events, "timeline_url": timeline_url, "before_messages": len(event.before)}
+    return {
+        "session": event.session,
+        "events": events,
+        "timeline_url": timeline_url,
+        "before_messages": len(event.before),
+    }
 
 
 def _export_lines(messages: list[dict[str, Any]]) -> list[str]:
@@ -137,13 +162,29 @@ def system_evidence(event: Event) -> dict[str, Any]:
         verbatim = any(m.get("content") == a.get("content") for _, a in after_sys)
         contained = bool(n) and any(n in a for a in after_sys_norm)
         elsewhere = not contained and bool(n) and any(n in a for a in after_any_norm)
-        kept.append({"index": i, "message": m, "verbatim": verbatim, "contained": contained, "elsewhere": elsewhere})
+        kept.append(
+            {"index": i, "message": m, "verbatim": verbatim, "contained": contained, "elsewhere": elsewhere}
+        )
     before_norms = [normalize(m.get("content") or "") for _, m in before_sys]
-    new_system = [{"index": i, "message": m} for i, m in after_sys if normalize(m.get("content") or "") not in before_norms]
+    new_system = [
+        {"index": i, "message": m}
+        for i, m in after_sys
+        if normalize(m.get("content") or "") not in before_norms
+    ]
     findings = list(event.findings.filter(kind__in=HIERARCHY_KINDS))
-    candidate = any(not k["contained"] for k in kept) or bool(new_system) or bool(findings) or bool((event.report or {}).get("summary_elevated"))
-    return {"kept": kept, "new_system": new_system, "findings": findings, "candidate": candidate,
-            "summary_elevated": bool((event.report or {}).get("summary_elevated"))}
+    candidate = (
+        any(not k["contained"] for k in kept)
+        or bool(new_system)
+        or bool(findings)
+        or bool((event.report or {}).get("summary_elevated"))
+    )
+    return {
+        "kept": kept,
+        "new_system": new_system,
+        "findings": findings,
+        "candidate": candidate,
+        "summary_elevated": bool((event.report or {}).get("summary_elevated")),
+    }
 
 
 def drift_evidence(event: Event) -> dict[str, Any]:
@@ -162,16 +203,26 @@ def replay_evidence(event: Event, prompt: str | None = None) -> dict[str, Any]:
     """Step 6: the request to replay, the bundle's shape, the endpoint (if any) and past runs."""
     prompt = prompt if prompt is not None else replay.final_user_request(event.before, event.metadata)
     endpoint = ReplayEndpoint.objects.filter(project_id=event.project_id).first()
-    bundle = replay.replay_bundle(before=event.before, after=event.after, prompt=prompt, model=endpoint.model if endpoint else None)
+    bundle = replay.replay_bundle(
+        before=event.before, after=event.after, prompt=prompt, model=endpoint.model if endpoint else None
+    )
     runs = list(ReplayRun.objects.filter(event=event)[:5])
-    return {"prompt": prompt, "endpoint": endpoint, "bundle": bundle, "runs": runs,
-            "before_count": len(bundle["openai"]["before"]["messages"]), "after_count": len(bundle["openai"]["after"]["messages"])}
+    return {
+        "prompt": prompt,
+        "endpoint": endpoint,
+        "bundle": bundle,
+        "runs": runs,
+        "before_count": len(bundle["openai"]["before"]["messages"]),
+        "after_count": len(bundle["openai"]["after"]["messages"]),
+    }
 
 
 def finding_symptoms(event: Event) -> list[dict[str, Any]]:
     """The event's finding kinds, each with its §7.1 row (None for a kind no row covers)."""
     kinds = sorted(set(event.findings.values_list("kind", flat=True)))
-    return [{"kind": k, "symptom": symptom_for_kind(k), "why": SYMPTOM_FOR_KIND.get(k, (0, ""))[1]} for k in kinds]
+    return [
+        {"kind": k, "symptom": symptom_for_kind(k), "why": SYMPTOM_FOR_KIND.get(k, (0, ""))[1]} for k in kinds
+    ]
 
 
 def events_with_kinds(user: AbstractBaseUser | AnonymousUser, kinds: list[str]) -> QuerySet[Event]:
@@ -187,7 +238,9 @@ def unmapped_kinds(user: AbstractBaseUser | AnonymousUser) -> list[str]:
     """Finding kinds in the user's projects that no §7.1 row covers yet."""
     from ctxaudit.audits.models import Finding
 
-    qs = Finding.objects.filter(event__project__in=projects_for_user(user)).exclude(kind__in=list(SYMPTOM_FOR_KIND))
+    qs = Finding.objects.filter(event__project__in=projects_for_user(user)).exclude(
+        kind__in=list(SYMPTOM_FOR_KIND)
+    )
     return sorted(set(qs.values_list("kind", flat=True)))
 
 

@@ -26,14 +26,23 @@ VERDICTS = ("pass", "fail")
 PROMOTION_KINDS = ("claim_promoted", "injection_promoted")
 
 
-def checklist_step_mark(*, event: Event, step: int, status: str, note: str, user: AbstractBaseUser) -> ChecklistStep:
+def checklist_step_mark(
+    *, event: Event, step: int, status: str, note: str, user: AbstractBaseUser
+) -> ChecklistStep:
     """Record a reviewer's mark on one checklist step; the last writer's name and time are kept."""
     if not 1 <= step <= STEP_COUNT:
         raise ValueError(f"step must be 1..{STEP_COUNT}")
     if status not in ChecklistStep.Status.values:
         raise ValueError(f"status must be one of {', '.join(ChecklistStep.Status.values)}")
     obj, _ = ChecklistStep.objects.update_or_create(
-        event=event, step=step, defaults={"status": status, "note": note.strip()[:5000], "updated_by": user, "updated_at": timezone.now()}
+        event=event,
+        step=step,
+        defaults={
+            "status": status,
+            "note": note.strip()[:5000],
+            "updated_by": user,
+            "updated_at": timezone.now(),
+        },
     )
     return obj
 
@@ -65,12 +74,19 @@ def _case_rules(event: Event) -> list[dict[str, Any]]:
     severity = {r["id"]: r.get("severity", "high") for r in event.rules}
     report_rules = (event.report or {}).get("rules", [])
     if not report_rules:
-        return [{"id": r["id"], "text": r["text"], "severity": r.get("severity", "high")} for r in event.rules]
-    return [{"id": r["id"], "text": r["text"], "severity": severity.get(r["id"], "high")} for r in report_rules]
+        return [
+            {"id": r["id"], "text": r["text"], "severity": r.get("severity", "high")} for r in event.rules
+        ]
+    return [
+        {"id": r["id"], "text": r["text"], "severity": severity.get(r["id"], "high")} for r in report_rules
+    ]
 
 
 def _samples_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"role": m["role"], "content": m.get("content", ""), **({"name": m["name"]} if m.get("name") else {})} for m in messages]
+    return [
+        {"role": m["role"], "content": m.get("content", ""), **({"name": m["name"]} if m.get("name") else {})}
+        for m in messages
+    ]
 
 
 def regression_case_from_event(*, event: Event, user: AbstractBaseUser | None) -> tuple[RegressionCase, bool]:
@@ -102,7 +118,9 @@ def regression_case_from_event(*, event: Event, user: AbstractBaseUser | None) -
     return case, True
 
 
-def regression_case_update(*, case: RegressionCase, verdict: str | None = None, description: str | None = None) -> RegressionCase:
+def regression_case_update(
+    *, case: RegressionCase, verdict: str | None = None, description: str | None = None
+) -> RegressionCase:
     """Edit a case's expected verdict and description (the rule states stay as recorded)."""
     if verdict is not None:
         if verdict not in VERDICTS:
@@ -128,7 +146,9 @@ def regression_case_to_sample(case: RegressionCase) -> dict[str, Any]:
     }
 
 
-def replay_endpoint_save(*, project: Project, base_url: str, model: str, api_key: str | None, user: AbstractBaseUser) -> ReplayEndpoint:
+def replay_endpoint_save(
+    *, project: Project, base_url: str, model: str, api_key: str | None, user: AbstractBaseUser
+) -> ReplayEndpoint:
     """Create or change the project's replay endpoint; api_key None keeps the stored key."""
     if not base_url.strip().startswith(("http://", "https://")):
         raise ValueError("the base URL must start with http:// or https://")
@@ -158,7 +178,9 @@ def replay_run_start(*, event: Event, prompt: str, user: AbstractBaseUser) -> Re
     endpoint = ReplayEndpoint.objects.filter(project_id=event.project_id).first()
     if endpoint is None:
         raise ValueError("this project has no replay endpoint configured")
-    run = ReplayRun.objects.create(event=event, prompt=prompt, model=endpoint.model, base_url=endpoint.base_url, requested_by=user)
+    run = ReplayRun.objects.create(
+        event=event, prompt=prompt, model=endpoint.model, base_url=endpoint.base_url, requested_by=user
+    )
 
     def enqueue() -> None:
         from ctxaudit.regression.tasks import replay_run_execute_task
@@ -168,7 +190,9 @@ def replay_run_start(*, event: Event, prompt: str, user: AbstractBaseUser) -> Re
         except Exception as exc:  # the broker is down: say so on the run rather than spin forever
             logger.exception("could not enqueue replay run %s", run.pk)
             ReplayRun.objects.filter(pk=run.pk, status=ReplayRun.Status.PENDING).update(
-                status=ReplayRun.Status.ERROR, error=f"could not queue the run: {type(exc).__name__}", finished_at=timezone.now()
+                status=ReplayRun.Status.ERROR,
+                error=f"could not queue the run: {type(exc).__name__}",
+                finished_at=timezone.now(),
             )
 
     transaction.on_commit(enqueue)
@@ -184,20 +208,31 @@ def replay_run_execute(*, run_id: int) -> ReplayRun | None:
     endpoint = ReplayEndpoint.objects.filter(project_id=run.event.project_id).first()
     if endpoint is None:
         ReplayRun.objects.filter(pk=run_id, status=ReplayRun.Status.PENDING).update(
-            status=ReplayRun.Status.ERROR, error="the project's replay endpoint was removed", finished_at=timezone.now()
+            status=ReplayRun.Status.ERROR,
+            error="the project's replay endpoint was removed",
+            finished_at=timezone.now(),
         )
         return ReplayRun.objects.get(pk=run_id)
-    bundle = replay.replay_bundle(before=run.event.before, after=run.event.after, prompt=run.prompt, model=run.model)
+    bundle = replay.replay_bundle(
+        before=run.event.before, after=run.event.after, prompt=run.prompt, model=run.model
+    )
     try:
-        answer_before = replay.chat_completion(base_url=run.base_url, api_key=endpoint.api_key, body=bundle["openai"]["before"])
-        answer_after = replay.chat_completion(base_url=run.base_url, api_key=endpoint.api_key, body=bundle["openai"]["after"])
+        answer_before = replay.chat_completion(
+            base_url=run.base_url, api_key=endpoint.api_key, body=bundle["openai"]["before"]
+        )
+        answer_after = replay.chat_completion(
+            base_url=run.base_url, api_key=endpoint.api_key, body=bundle["openai"]["after"]
+        )
     except replay.ReplayError as exc:
         ReplayRun.objects.filter(pk=run_id, status=ReplayRun.Status.PENDING).update(
             status=ReplayRun.Status.ERROR, error=str(exc), finished_at=timezone.now()
         )
         return ReplayRun.objects.get(pk=run_id)
     ReplayRun.objects.filter(pk=run_id, status=ReplayRun.Status.PENDING).update(
-        status=ReplayRun.Status.DONE, answer_before=answer_before, answer_after=answer_after, finished_at=timezone.now()
+        status=ReplayRun.Status.DONE,
+        answer_before=answer_before,
+        answer_after=answer_after,
+        finished_at=timezone.now(),
     )
     return ReplayRun.objects.get(pk=run_id)
 

@@ -46,7 +46,9 @@ def _can(request: HttpRequest, project: Project, roles: tuple[str, ...] = REVIEW
 
 
 def _attachment(data: Any, filename: str) -> HttpResponse:
-    resp = HttpResponse(json.dumps(data, ensure_ascii=False, indent=2), content_type="application/json; charset=utf-8")
+    resp = HttpResponse(
+        json.dumps(data, ensure_ascii=False, indent=2), content_type="application/json; charset=utf-8"
+    )
     resp["Content-Disposition"] = f'attachment; filename="{filename}"'
     return resp
 
@@ -90,14 +92,21 @@ def checklist_step(request: HttpRequest, event_id: int, step: int) -> HttpRespon
     status = request.POST.get("status", "")
     if status not in ChecklistStep.Status.values:
         return HttpResponse("status must be done, na or open", status=400)
-    services.checklist_step_mark(event=event, step=step, status=status, note=request.POST.get("note", ""), user=request.user)  # type: ignore[arg-type]
+    services.checklist_step_mark(
+        event=event, step=step, status=status, note=request.POST.get("note", ""), user=request.user
+    )  # type: ignore[arg-type]
     if not request.htmx:  # type: ignore[attr-defined]
         return redirect(reverse("regression:checklist", args=[event.pk]) + f"#step-{step}")
     steps = selectors.checklist_steps(event)
     item = next(s for s in steps if s["step"].number == step)
     ctx = {
-        "event": event, "s": item, "can_review": True, "statuses": ChecklistStep.Status.choices,
-        "oob": True, "done": sum(1 for s in steps if s["status"] != "open"), "step_count": STEP_COUNT,
+        "event": event,
+        "s": item,
+        "can_review": True,
+        "statuses": ChecklistStep.Status.choices,
+        "oob": True,
+        "done": sum(1 for s in steps if s["status"] != "open"),
+        "step_count": STEP_COUNT,
     }
     return render(request, "ui/partials/_checklist_step_status.html", ctx)
 
@@ -125,7 +134,10 @@ def event_export(request: HttpRequest, event_id: int) -> HttpResponse:
         return _attachment(event.before, f"event-{event.pk}-before.json")
     if side == "after":
         return _attachment(event.after, f"event-{event.pk}-after.json")
-    return _attachment({"event": event.pk, "before": event.before, "after": event.after}, f"event-{event.pk}-before-after.json")
+    return _attachment(
+        {"event": event.pk, "before": event.before, "after": event.after},
+        f"event-{event.pk}-before-after.json",
+    )
 
 
 @login_required
@@ -139,8 +151,17 @@ def session_export(request: HttpRequest, event_id: int) -> HttpResponse:
         "project": event.project.name,
         "session_id": event.session.external_id,
         "events": [
-            {"id": e.pk, "sequence": e.sequence, "occurred_at": e.occurred_at.isoformat(), "strategy": e.strategy, "model": e.model,
-             "verdict": e.verdict, "rules": e.rules, "before": e.before, "after": e.after}
+            {
+                "id": e.pk,
+                "sequence": e.sequence,
+                "occurred_at": e.occurred_at.isoformat(),
+                "strategy": e.strategy,
+                "model": e.model,
+                "verdict": e.verdict,
+                "rules": e.rules,
+                "before": e.before,
+                "after": e.after,
+            }
             for e in events
         ],
     }
@@ -163,7 +184,9 @@ def replay_bundle(request: HttpRequest, event_id: int) -> HttpResponse:
 def replay_run_create(request: HttpRequest, event_id: int) -> HttpResponse:
     event = event_for_user(request.user, event_id)
     _require_role(request, event.project, REVIEW_ROLES)
-    prompt = request.POST.get("prompt", "")[:20_000] or replay.final_user_request(event.before, event.metadata)
+    prompt = request.POST.get("prompt", "")[:20_000] or replay.final_user_request(
+        event.before, event.metadata
+    )
     try:
         run = services.replay_run_start(event=event, prompt=prompt, user=request.user)  # type: ignore[arg-type]
     except ValueError as exc:
@@ -205,10 +228,21 @@ def symptom_guide(request: HttpRequest) -> HttpResponse:
     for s in SYMPTOMS:
         kinds = kinds_for_row(s.row)
         qs = selectors.events_with_kinds(request.user, kinds)
-        rows.append({"symptom": s, "kinds": [(k, SYMPTOM_FOR_KIND[k][1]) for k in kinds], "events": list(qs[:EVENTS_PER_SYMPTOM]), "count": qs.count()})
+        rows.append(
+            {
+                "symptom": s,
+                "kinds": [(k, SYMPTOM_FOR_KIND[k][1]) for k in kinds],
+                "events": list(qs[:EVENTS_PER_SYMPTOM]),
+                "count": qs.count(),
+            }
+        )
     other = selectors.unmapped_kinds(request.user)
-    other_events = list(selectors.events_with_kinds(request.user, other)[:EVENTS_PER_SYMPTOM]) if other else []
-    return render(request, "ui/symptoms/guide.html", {"rows": rows, "other_kinds": other, "other_events": other_events})
+    other_events = (
+        list(selectors.events_with_kinds(request.user, other)[:EVENTS_PER_SYMPTOM]) if other else []
+    )
+    return render(
+        request, "ui/symptoms/guide.html", {"rows": rows, "other_kinds": other, "other_events": other_events}
+    )
 
 
 @login_required
@@ -256,12 +290,20 @@ def regression_set(request: HttpRequest, project_id: int) -> HttpResponse:
         now, problems = None, []
         if run:
             try:
-                result = check_case(case_from_dict(services.regression_case_to_sample(c), c.case_id), counter=counter)
+                result = check_case(
+                    case_from_dict(services.regression_case_to_sample(c), c.case_id), counter=counter
+                )
                 now, problems = ("pass" if result.passed else "fail"), result.problems
             except Exception as exc:  # a stored case the engine can no longer read: show it, don't 500
                 now, problems = "error", [f"{type(exc).__name__}: {exc}"]
         rows.append({"case": c, "now": now, "problems": problems})
-    ctx = {"project": project, "rows": rows, "ran": run, "can_edit": _can(request, project), "can_configure": _can(request, project, (Membership.Role.ADMIN,))}
+    ctx = {
+        "project": project,
+        "rows": rows,
+        "ran": run,
+        "can_edit": _can(request, project),
+        "can_configure": _can(request, project, (Membership.Role.ADMIN,)),
+    }
     return render(request, "ui/regression/set.html", ctx)
 
 
@@ -271,8 +313,13 @@ def regression_export(request: HttpRequest, project_id: int) -> HttpResponse:
     """The set as JSONL in the samples format: `ctxaudit check <file>` runs it."""
     project = project_for_user(request.user, project_id)
     log_content_access(request, project, "export")
-    lines = [json.dumps(services.regression_case_to_sample(c), ensure_ascii=False) for c in selectors.regression_cases(project.pk).order_by("created_at", "id")]
-    resp = HttpResponse("".join(line + "\n" for line in lines), content_type="application/x-ndjson; charset=utf-8")
+    lines = [
+        json.dumps(services.regression_case_to_sample(c), ensure_ascii=False)
+        for c in selectors.regression_cases(project.pk).order_by("created_at", "id")
+    ]
+    resp = HttpResponse(
+        "".join(line + "\n" for line in lines), content_type="application/x-ndjson; charset=utf-8"
+    )
     stamp = timezone.now().strftime("%Y%m%d")
     resp["Content-Disposition"] = f'attachment; filename="regression-set-project-{project.pk}-{stamp}.jsonl"'
     return resp
@@ -285,7 +332,9 @@ def regression_case_edit(request: HttpRequest, case_id: int) -> HttpResponse:
     _require_role(request, case.project, REVIEW_ROLES)
     verdict = request.POST.get("verdict")
     try:
-        services.regression_case_update(case=case, verdict=verdict or None, description=request.POST.get("description"))
+        services.regression_case_update(
+            case=case, verdict=verdict or None, description=request.POST.get("description")
+        )
     except ValueError as exc:
         return HttpResponse(str(exc), status=400)
     return redirect(reverse("regression:set", args=[case.project_id]) + f"#case-{case.pk}")
@@ -315,12 +364,19 @@ def replay_endpoint(request: HttpRequest, project_id: int) -> HttpResponse:
         key = request.POST.get("api_key", "")
         try:
             services.replay_endpoint_save(
-                project=project, base_url=request.POST.get("base_url", "").strip(), model=request.POST.get("model", "").strip(),
-                api_key=key if key else None, user=request.user,  # type: ignore[arg-type]
+                project=project,
+                base_url=request.POST.get("base_url", "").strip(),
+                model=request.POST.get("model", "").strip(),
+                api_key=key if key else None,
+                user=request.user,  # type: ignore[arg-type]
             )
             return redirect("regression:replay-endpoint", project_id=project.pk)
         except (ValueError, ValidationError) as exc:
             error = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
     endpoint = ReplayEndpoint.objects.filter(project=project).first()
-    return render(request, "ui/regression/endpoint.html", {"project": project, "endpoint": endpoint, "error": error}, status=400 if error else 200)
-
+    return render(
+        request,
+        "ui/regression/endpoint.html",
+        {"project": project, "endpoint": endpoint, "error": error},
+        status=400 if error else 200,
+    )

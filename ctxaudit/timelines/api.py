@@ -109,7 +109,9 @@ def session_timeline_detail(request: HttpRequest, session_id: str) -> Status[dic
     `session_id` is the id the agent sent (URL-encode it); only the key's project is searched.
     """
     project = request.project  # type: ignore[attr-defined]
-    session = Session.objects.select_related("project").filter(project=project, external_id=session_id).first()
+    session = (
+        Session.objects.select_related("project").filter(project=project, external_id=session_id).first()
+    )
     if session is None:
         return Status(404, {"error": "no such session in this project"})
     # A JsonResponse goes out as it is: ninja's response validation would cost more than the whole

@@ -84,7 +84,9 @@ class SessionTimeline:
 
 def session_events_ordered(session: Session) -> QuerySet[Event]:
     """The session's compression events in session order: sequence (unnumbered last), time, id."""
-    return Event.objects.filter(session=session).order_by(F("sequence").asc(nulls_last=True), "occurred_at", "id")
+    return Event.objects.filter(session=session).order_by(
+        F("sequence").asc(nulls_last=True), "occurred_at", "id"
+    )
 
 
 def session_timeline(session: Session, *, decay_compressions: int | None = None) -> SessionTimeline:
@@ -97,15 +99,23 @@ def session_timeline(session: Session, *, decay_compressions: int | None = None)
     """
     n = session.project.decay_compressions if decay_compressions is None else decay_compressions
     events = [
-        TimelineEvent(e["id"], i, e["sequence"], e["occurred_at"], e["strategy"], e["model"], e["status"], e["verdict"])
+        TimelineEvent(
+            e["id"], i, e["sequence"], e["occurred_at"], e["strategy"], e["model"], e["status"], e["verdict"]
+        )
         for i, e in enumerate(
-            session_events_ordered(session).values("id", "sequence", "occurred_at", "strategy", "model", "status", "verdict")
+            session_events_ordered(session).values(
+                "id", "sequence", "occurred_at", "strategy", "model", "status", "verdict"
+            )
         )
     ]
     index_of = {e.id: e.index for e in events}
 
     rules: dict[str, dict[str, Any]] = {}
-    for sr in SessionRule.objects.filter(session=session).order_by("id").values("rule_id", "text", "severity", "first_event_id"):
+    for sr in (
+        SessionRule.objects.filter(session=session)
+        .order_by("id")
+        .values("rule_id", "text", "severity", "first_event_id")
+    ):
         start = index_of.get(sr["first_event_id"]) if sr["first_event_id"] is not None else None
         rules[sr["rule_id"]] = {"text": sr["text"], "severity": sr["severity"], "start": start}
 
@@ -114,10 +124,19 @@ def session_timeline(session: Session, *, decay_compressions: int | None = None)
     for event_id, rule_id, state, strength in RuleOutcome.objects.filter(event__session=session).values_list(
         "event_id", "rule_id", "state", "strength"
     ):
-        by_rule.setdefault(rule_id, {})[index_of[event_id]] = (state, 0.0 if strength < 0 else 1.0 if strength > 1 else strength)
+        by_rule.setdefault(rule_id, {})[index_of[event_id]] = (
+            state,
+            0.0 if strength < 0 else 1.0 if strength > 1 else strength,
+        )
     unknown = [rid for rid in by_rule if rid not in rules]
-    if unknown:  # outcomes for a rule no SessionRule row records (e.g. rows written before rules_in_force existed)
-        for rid, text in RuleOutcome.objects.filter(event__session=session, rule_id__in=unknown).values_list("rule_id", "text").distinct():
+    if (
+        unknown
+    ):  # outcomes for a rule no SessionRule row records (e.g. rows written before rules_in_force existed)
+        for rid, text in (
+            RuleOutcome.objects.filter(event__session=session, rule_id__in=unknown)
+            .values_list("rule_id", "text")
+            .distinct()
+        ):
             rules.setdefault(rid, {"text": text, "severity": "high", "start": None})
     for rid, at in by_rule.items():
         first = min(at)
@@ -127,7 +146,9 @@ def session_timeline(session: Session, *, decay_compressions: int | None = None)
     # Where a rule in force has no outcome: missing on a checked event, no strength on the others.
     fallback = [(MISSING, 0.0) if e.status == Event.Status.CHECKED else (e.status, None) for e in events]
     timelines = []
-    for rule_id, r in sorted(rules.items(), key=lambda kv: (kv[1]["start"] if kv[1]["start"] is not None else 0, kv[0])):
+    for rule_id, r in sorted(
+        rules.items(), key=lambda kv: (kv[1]["start"] if kv[1]["start"] is not None else 0, kv[0])
+    ):
         start = r["start"] if r["start"] is not None else 0
         at = by_rule.get(rule_id, {})
         points = [TimelinePoint(e, *at.get(e.index, fallback[e.index])) for e in events[start:]]
@@ -201,16 +222,25 @@ def decay_overview(
 
     strat_keys = ("event__strategy", "event__model")
     decay_by_strat = {
-        (d["event__strategy"], d["event__model"]): d for d in decays.values(*strat_keys).annotate(n=Count("id"), decayed_sessions=Count("event__session", distinct=True))
+        (d["event__strategy"], d["event__model"]): d
+        for d in decays.values(*strat_keys).annotate(
+            n=Count("id"), decayed_sessions=Count("event__session", distinct=True)
+        )
     }
-    by_strategy = list(_rates(outcomes.values(*strat_keys)).order_by("-avg_strength", "missing_rate", "event__strategy", "event__model"))
+    by_strategy = list(
+        _rates(outcomes.values(*strat_keys)).order_by(
+            "-avg_strength", "missing_rate", "event__strategy", "event__model"
+        )
+    )
     for row in by_strategy:
         d = decay_by_strat.get((row["event__strategy"], row["event__model"]), {})
         row["decays"] = d.get("n", 0)
         row["decayed_sessions"] = d.get("decayed_sessions", 0)
 
     rule_keys = ("event__project__name", "rule_id", "text", "event__strategy", "event__model")
-    by_rule = list(_rates(outcomes.values(*rule_keys)).order_by("avg_strength", "-missing_rate", "rule_id")[:limit])
+    by_rule = list(
+        _rates(outcomes.values(*rule_keys)).order_by("avg_strength", "-missing_rate", "rule_id")[:limit]
+    )
     wanted_rules = {r["rule_id"] for r in by_rule}
     decay_by_rule = {
         (d["event__project__name"], d["rule_id"], d["event__strategy"], d["event__model"]): d["n"]
@@ -219,7 +249,9 @@ def decay_overview(
         .annotate(n=Count("id"))
     }
     for row in by_rule:
-        row["decays"] = decay_by_rule.get((row["event__project__name"], row["rule_id"], row["event__strategy"], row["event__model"]), 0)
+        row["decays"] = decay_by_rule.get(
+            (row["event__project__name"], row["rule_id"], row["event__strategy"], row["event__model"]), 0
+        )
     total = sum(r["outcomes"] for r in by_strategy)
     sessions = list(
         decays.values("event__session_id", "event__session__external_id", "event__project__name")

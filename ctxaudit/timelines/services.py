@@ -37,7 +37,10 @@ def _fmt(x: float) -> str:
 
 def _decay_message(rule: RuleTimeline, run: DecayRun) -> str:
     seqs = [rule.points[i].event.sequence for i in run.indices]
-    where = " → ".join(str(s) if s is not None else f"#{rule.points[i].event.id}" for s, i in zip(seqs, run.indices, strict=True))
+    where = " → ".join(
+        str(s) if s is not None else f"#{rule.points[i].event.id}"
+        for s, i in zip(seqs, run.indices, strict=True)
+    )
     end = rule.points[run.end]
     tail = "it is now missing." if end.state == MISSING else "no single step lost it."
     return (
@@ -72,7 +75,12 @@ def session_decay_sync(*, event_id: int) -> list[int]:
     if session_id is None:
         return []
     with transaction.atomic():
-        session = Session.objects.select_for_update(of=("self",)).select_related("project").filter(pk=session_id).first()
+        session = (
+            Session.objects.select_for_update(of=("self",))
+            .select_related("project")
+            .filter(pk=session_id)
+            .first()
+        )
         if session is None:
             return []
         timeline = session_timeline(session)
@@ -82,7 +90,11 @@ def session_decay_sync(*, event_id: int) -> list[int]:
                 message = _decay_message(rule, run)
                 wanted[(rule.points[run.end].event.id, rule.rule_id)] = _report_entry(rule, run, message)
 
-        existing = list(Finding.objects.filter(event__session=session, kind=DECAY_KIND).values_list("pk", "event_id", "rule_id", "message"))
+        existing = list(
+            Finding.objects.filter(event__session=session, kind=DECAY_KIND).values_list(
+                "pk", "event_id", "rule_id", "message"
+            )
+        )
         keep: set[tuple[int, str]] = set()
         stale: list[int] = []
         changed: set[int] = set()
@@ -100,7 +112,14 @@ def session_decay_sync(*, event_id: int) -> list[int]:
             return []
         Finding.objects.filter(pk__in=stale).delete()
         Finding.objects.bulk_create(
-            Finding(event_id=ev_id, kind=DECAY_KIND, severity=DECAY_SEVERITY, rule_id=rule_id, message=e["message"], evidence=[])
+            Finding(
+                event_id=ev_id,
+                kind=DECAY_KIND,
+                severity=DECAY_SEVERITY,
+                rule_id=rule_id,
+                message=e["message"],
+                evidence=[],
+            )
             for (ev_id, rule_id), e in new.items()
         )
         for event in Event.objects.select_for_update().filter(pk__in=changed):
@@ -125,5 +144,10 @@ def _event_report_sync(event: Event, entries: list[dict[str, Any]]) -> None:
 def project_decay_sync(*, project_id: int) -> int:
     """Recompute the rule_decay findings of every session of a project, e.g. after its
     `decay_compressions` changed. Returns how many events' findings changed."""
-    first_events = Event.objects.filter(project_id=project_id).values("session_id").annotate(first=Min("id")).values_list("first", flat=True)
+    first_events = (
+        Event.objects.filter(project_id=project_id)
+        .values("session_id")
+        .annotate(first=Min("id"))
+        .values_list("first", flat=True)
+    )
     return sum(len(session_decay_sync(event_id=pk)) for pk in first_events)

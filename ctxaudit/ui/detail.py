@@ -23,7 +23,15 @@ def _spans(evidence: Any) -> list[dict[str, Any]]:
             mi, start, end = int(ev["message_index"]), int(ev.get("start", 0)), int(ev.get("end", 0))
         except (KeyError, TypeError, ValueError):
             continue
-        out.append({"side": ev["side"], "message_index": mi, "start": start, "end": end, "quote": str(ev.get("quote", ""))})
+        out.append(
+            {
+                "side": ev["side"],
+                "message_index": mi,
+                "start": start,
+                "end": end,
+                "quote": str(ev.get("quote", "")),
+            }
+        )
     return out
 
 
@@ -45,14 +53,38 @@ def detail_highlights(report: dict[str, Any], findings: Iterable[Any]) -> list[H
         spans = _spans(r.get("evidence"))
         state = r.get("state", "")
         for s, anchor in zip(spans, _rule_anchors(i, spans), strict=True):
-            css = f"hl-rule hl-{state}" if s["side"] == "after" or state == "retained" else f"hl-rule hl-was-{state}"
+            css = (
+                f"hl-rule hl-{state}"
+                if s["side"] == "after" or state == "retained"
+                else f"hl-rule hl-was-{state}"
+            )
             if s["end"] - s["start"] > WIDE:
                 css += " hl-wide"
-            out.append(Highlight(s["side"], s["message_index"], s["start"], s["end"], anchor, css, f"rule {r.get('id', '')}: {state}"))
+            out.append(
+                Highlight(
+                    s["side"],
+                    s["message_index"],
+                    s["start"],
+                    s["end"],
+                    anchor,
+                    css,
+                    f"rule {r.get('id', '')}: {state}",
+                )
+            )
     for i, f in enumerate(findings):
         for k, s in enumerate(_spans(f.evidence)):
             css = "hl-finding hl-wide" if s["end"] - s["start"] > WIDE else "hl-finding"
-            out.append(Highlight(s["side"], s["message_index"], s["start"], s["end"], f"finding-{i}-{k}", css, f"finding: {f.kind}"))
+            out.append(
+                Highlight(
+                    s["side"],
+                    s["message_index"],
+                    s["start"],
+                    s["end"],
+                    f"finding-{i}-{k}",
+                    css,
+                    f"finding: {f.kind}",
+                )
+            )
     return out
 
 
@@ -77,7 +109,7 @@ def rule_items(report: dict[str, Any], shown: frozenset[str] | None = None) -> l
             }
         )
     order = {"missing": 0, "weakened": 1}
-    items.sort(key=lambda it: (order.get(it["r"].get("state"), 3 if not it["r"].get("demoted") else 2)))
+    items.sort(key=lambda it: order.get(it["r"].get("state"), 3 if not it["r"].get("demoted") else 2))
     return items
 
 
@@ -90,7 +122,8 @@ def finding_items(findings: Iterable[Any], shown: frozenset[str] | None = None) 
         {
             "f": f,
             "evidence": [
-                {"span": s, "anchor": f"finding-{i}-{k}", "href": _href(f"finding-{i}-{k}", shown)} for k, s in enumerate(_spans(f.evidence))
+                {"span": s, "anchor": f"finding-{i}-{k}", "href": _href(f"finding-{i}-{k}", shown)}
+                for k, s in enumerate(_spans(f.evidence))
             ],
         }
         for i, f in enumerate(findings)
@@ -105,7 +138,10 @@ def token_table(report: dict[str, Any]) -> dict[str, Any] | None:
     b = t.get("before_by_role") or {}
     a = t.get("after_by_role") or {}
     roles = [r for r in ROLES if r in b or r in a] + sorted((set(b) | set(a)) - set(ROLES))
-    rows = [{"role": r, "before": b.get(r, 0), "after": a.get(r, 0), "delta": a.get(r, 0) - b.get(r, 0)} for r in roles]
+    rows = [
+        {"role": r, "before": b.get(r, 0), "after": a.get(r, 0), "delta": a.get(r, 0) - b.get(r, 0)}
+        for r in roles
+    ]
     ratio = t.get("ratio")
     before, after, rules = t.get("before") or 0, t.get("after") or 0, t.get("rules") or 0
     return {

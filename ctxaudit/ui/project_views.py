@@ -31,8 +31,12 @@ AUDIT_PAGE_SIZE = 100
 
 class ProjectSettingsForm(forms.Form):
     redact_pii = forms.BooleanField(required=False, label="Redact PII at ingestion")
-    retention_days = forms.IntegerField(min_value=0, max_value=36500, label="Keep events for (days, 0 = forever)")
-    decay_compressions = forms.IntegerField(min_value=2, max_value=100, label="Decay finding after N compressions")
+    retention_days = forms.IntegerField(
+        min_value=0, max_value=36500, label="Keep events for (days, 0 = forever)"
+    )
+    decay_compressions = forms.IntegerField(
+        min_value=2, max_value=100, label="Decay finding after N compressions"
+    )
 
 
 class MemberAddForm(forms.Form):
@@ -46,7 +50,9 @@ class MemberRoleForm(forms.Form):
 
 class ApiKeyForm(forms.Form):
     name = forms.CharField(max_length=100, required=False)
-    scopes = forms.MultipleChoiceField(choices=[(s, s) for s in ApiKey.SCOPES], widget=forms.CheckboxSelectMultiple)
+    scopes = forms.MultipleChoiceField(
+        choices=[(s, s) for s in ApiKey.SCOPES], widget=forms.CheckboxSelectMultiple
+    )
 
 
 @login_required
@@ -60,18 +66,40 @@ def project_list(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
     project = project_for_admin(request.user, project_id)
-    initial = {"redact_pii": project.redact_pii, "retention_days": project.retention_days, "decay_compressions": project.decay_compressions}
+    initial = {
+        "redact_pii": project.redact_pii,
+        "retention_days": project.retention_days,
+        "decay_compressions": project.decay_compressions,
+    }
     form = ProjectSettingsForm(request.POST or None, initial=initial)
     saved = False
     if request.method == "POST" and form.is_valid():
         project_settings_update(project=project, **form.cleaned_data)
         saved = True
-    return render(request, "ui/projects/settings.html", {"project": project, "form": form, "saved": saved, "tab": "settings"})
+    return render(
+        request,
+        "ui/projects/settings.html",
+        {"project": project, "form": form, "saved": saved, "tab": "settings"},
+    )
 
 
-def _members_page(request: HttpRequest, project: Project, *, error: str = "", form: MemberAddForm | None = None, status: int = 200) -> HttpResponse:
+def _members_page(
+    request: HttpRequest,
+    project: Project,
+    *,
+    error: str = "",
+    form: MemberAddForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     members = project.memberships.select_related("user").order_by("user__username")
-    ctx = {"project": project, "members": members, "form": form or MemberAddForm(), "roles": Membership.Role.choices, "error": error, "tab": "members"}
+    ctx = {
+        "project": project,
+        "members": members,
+        "form": form or MemberAddForm(),
+        "roles": Membership.Role.choices,
+        "error": error,
+        "tab": "members",
+    }
     return render(request, "ui/projects/members.html", ctx, status=status)
 
 
@@ -85,7 +113,9 @@ def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
     if not form.is_valid():
         return _members_page(request, project, form=form, status=400)
     try:
-        membership_add(project=project, username=form.cleaned_data["username"], role=form.cleaned_data["role"])
+        membership_add(
+            project=project, username=form.cleaned_data["username"], role=form.cleaned_data["role"]
+        )
     except ProjectError as exc:
         return _members_page(request, project, form=form, error=str(exc), status=400)
     return redirect("ui:project-members", project_id=project.pk)
@@ -128,12 +158,21 @@ def project_keys(request: HttpRequest, project_id: int) -> HttpResponse:
     status = 200
     if request.method == "POST":
         if form.is_valid():
-            new_key, raw_key = api_key_create(project=project, name=form.cleaned_data["name"], scopes=form.cleaned_data["scopes"])
+            new_key, raw_key = api_key_create(
+                project=project, name=form.cleaned_data["name"], scopes=form.cleaned_data["scopes"]
+            )
             form = ApiKeyForm(initial={"scopes": ["ingest"]})
         else:
             status = 400
     keys = project.api_keys.order_by("revoked_at", "-created_at")
-    ctx = {"project": project, "form": form, "keys": keys, "new_key": new_key, "raw_key": raw_key, "tab": "keys"}
+    ctx = {
+        "project": project,
+        "form": form,
+        "keys": keys,
+        "new_key": new_key,
+        "raw_key": raw_key,
+        "tab": "keys",
+    }
     return render(request, "ui/projects/keys.html", ctx, status=status)
 
 

@@ -92,7 +92,9 @@ def rules_per_page(n_events: int) -> int:
     return max(1, min(RULES_PER_PAGE, POINTS_PER_PAGE // max(n_events, 1)))
 
 
-def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline], *, offset: int = 0) -> tuple[Axis, list[RuleChart]]:
+def timeline_charts(
+    tl: SessionTimeline, rules: list[RuleTimeline], *, offset: int = 0
+) -> tuple[Axis, list[RuleChart]]:
     """Chart geometry for `rules` of `tl`: every chart shares the session's x axis (one column per
     event in session order) and a 0..1 strength y axis. `offset`: index of rules[0] in tl.rules
     (chart ids are rule-<index in the session>, stable across pages)."""
@@ -109,7 +111,11 @@ def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline], *, offset: i
         height=TOP + PLOT_H + BOTTOM,
         step=step,
         fit=fit,
-        x_ticks=[(round(x0 + e.index * step, 1), _seq_label(e)) for e in tl.events if e.index % every == 0 or e.index == n - 1],
+        x_ticks=[
+            (round(x0 + e.index * step, 1), _seq_label(e))
+            for e in tl.events
+            if e.index % every == 0 or e.index == n - 1
+        ],
         y_ticks=[(round(TOP + (1 - v) * PLOT_H, 1), f"{v:.2f}") for v in (1.0, 0.75, 0.5, 0.25, 0.0)],
         plot_bottom=TOP + PLOT_H,
         plot_right=round(width - RIGHT, 1),
@@ -128,7 +134,15 @@ def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline], *, offset: i
         prev: float | None = None
         for p in rule.points:
             x = round(x0 + p.event.index * step, 1)
-            flags = ", ".join(f for f, on in (("first weakened", p.first_weakened), ("first missing", p.first_missing), ("decay", p.decay)) if on)
+            flags = ", ".join(
+                f
+                for f, on in (
+                    ("first weakened", p.first_weakened),
+                    ("first missing", p.first_missing),
+                    ("decay", p.decay),
+                )
+                if on
+            )
             row = {
                 "url": urls[p.event.id],
                 "seq": _seq_label(p.event),
@@ -150,17 +164,38 @@ def timeline_charts(tl: SessionTimeline, rules: list[RuleTimeline], *, offset: i
             label = f"Rule {rule.rule_id}, compression {row['seq']}: {p.state}, strength {row['strength']}"
             # Coordinates as text: a float would go through number localisation, per point.
             markers.append(
-                {**row, "x": f"{x:.1f}", "y": f"{y:.1f}", "decay": p.decay, "label": label + (f" ({flags})" if flags else "") + ". Opens the event's diff."}
+                {
+                    **row,
+                    "x": f"{x:.1f}",
+                    "y": f"{y:.1f}",
+                    "decay": p.decay,
+                    "label": label + (f" ({flags})" if flags else "") + ". Opens the event's diff.",
+                }
             )
         if current:
             segments.append(" ".join(current))
         marks = []
-        for kind, first, label_y in (("weakened", rule.first_weakened, 12), ("missing", rule.first_missing, 26)):
+        for kind, first, label_y in (
+            ("weakened", rule.first_weakened, 12),
+            ("missing", rule.first_missing, 26),
+        ):
             if first is not None:
                 mx = round(x0 + first.event.index * step, 1)
                 anchor = "start" if mx + MARK_LABEL_W <= width else "end"
                 marks.append(Mark(mx, f"first {kind}", kind, anchor, label_y))
-        charts.append(RuleChart(rule, f"rule-{offset + k}", width, axis.height, points, markers, segments, marks, _summary(rule)))
+        charts.append(
+            RuleChart(
+                rule,
+                f"rule-{offset + k}",
+                width,
+                axis.height,
+                points,
+                markers,
+                segments,
+                marks,
+                _summary(rule),
+            )
+        )
     return axis, charts
 
 
@@ -173,10 +208,25 @@ def _summary(rule: RuleTimeline) -> str:
         f"Rule {rule.rule_id} across {len(rule.points)} compressions: strength {checked[0].strength:.2f} at the first checked one, "
         f"{checked[-1].strength:.2f} ({checked[-1].state}) at the last, lowest {rule.min_strength:.2f}."
     ]
-    parts.append(f"First weakened at compression {_seq_label(rule.first_weakened.event)}." if rule.first_weakened else "Never weakened.")
-    parts.append(f"First missing at compression {_seq_label(rule.first_missing.event)}." if rule.first_missing else "Never missing.")
+    parts.append(
+        f"First weakened at compression {_seq_label(rule.first_weakened.event)}."
+        if rule.first_weakened
+        else "Never weakened."
+    )
+    parts.append(
+        f"First missing at compression {_seq_label(rule.first_missing.event)}."
+        if rule.first_missing
+        else "Never missing."
+    )
     if rule.decays:
-        parts.append("Decay: " + "; ".join(f"{len(d.indices)} falls in a row ending at compression {_seq_label(rule.points[d.end].event)}" for d in rule.decays) + ".")
+        parts.append(
+            "Decay: "
+            + "; ".join(
+                f"{len(d.indices)} falls in a row ending at compression {_seq_label(rule.points[d.end].event)}"
+                for d in rule.decays
+            )
+            + "."
+        )
     pending = len(rule.points) - len(checked)
     if pending:
         parts.append(f"{pending} compressions not checked yet.")
@@ -191,7 +241,9 @@ def session_detail(request: HttpRequest, session_pk: int) -> HttpResponse:
     tl = session_timeline(session)
     per_page = rules_per_page(len(tl.events))
     page = Paginator(tl.rules, per_page).get_page(request.GET.get("rules_page"))
-    axis, charts = timeline_charts(tl, list(page.object_list), offset=page.start_index() - 1 if tl.rules else 0)
+    axis, charts = timeline_charts(
+        tl, list(page.object_list), offset=page.start_index() - 1 if tl.rules else 0
+    )
     # Preformatted rows: the list holds every event of the session (500 and more).
     probe = reverse("ui:event-detail", args=[987654321])
     event_rows = [

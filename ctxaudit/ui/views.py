@@ -53,7 +53,9 @@ def event_list(request: HttpRequest) -> HttpResponse:
     f = {k: request.GET.get(k, "").strip() for k in ("project", "session", "verdict", "strategy")}
     if f["project"]:
         # The filter form sends the name; links from other pages (and people) use the id.
-        by_id = f["project"].isdigit() and not projects_for_user(request.user).filter(name=f["project"]).exists()
+        by_id = (
+            f["project"].isdigit() and not projects_for_user(request.user).filter(name=f["project"]).exists()
+        )
         qs = qs.filter(project_id=int(f["project"])) if by_id else qs.filter(project__name=f["project"])
     if f["session"]:
         qs = qs.filter(session__external_id__icontains=f["session"])

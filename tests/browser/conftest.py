@@ -19,8 +19,15 @@ from tests.prereqs import require
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("CTXAUDIT_ARTIFACTS_DIR", REPO / "artifacts")) / "screenshots"
 CHROMIUM = os.environ.get("CTXAUDIT_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync"]
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture

@@ -19,7 +19,9 @@ RULES = [{"id": "R1", "text": "只能查询订单，禁止新增、修改、删�
 def test_it_searches_adds_the_case_and_replays(page, live_server, fake_model) -> None:  # noqa: F811
     alice = member("alice", "acme", "admin")
     ev = event("acme", rules=RULES)
-    replay_endpoint_save(project=ev.project, base_url=fake_model, model="fake-7b", api_key="sk-local", user=alice)
+    replay_endpoint_save(
+        project=ev.project, base_url=fake_model, model="fake-7b", api_key="sk-local", user=alice
+    )
     login(page, "alice", PASSWORD)
     page.goto(f"/events/{ev.pk}/checklist/")
 

@@ -15,12 +15,23 @@ HOSTILE = '<script>alert(1)</script><div hx-get="/hostile-probe" hx-trigger="loa
 
 def test_it_expands_collapsed_runs_and_keeps_hostile_text_inert(page, live_server) -> None:
     member("alice", "acme", "admin")
-    turns = [{"role": "user", "content": f"turn {i}\n" + "\n".join(f"line {k}" for k in range(30))} for i in range(10)]
+    turns = [
+        {"role": "user", "content": f"turn {i}\n" + "\n".join(f"line {k}" for k in range(30))}
+        for i in range(10)
+    ]
     turns[5] = {"role": "tool", "content": HOSTILE + "\n" + "\n".join(f"row {k}" for k in range(30))}
     ev = event(
         "acme",
-        before=[{"role": "system", "content": "Never delete orders."}, *turns, {"role": "user", "content": "old tail"}],
-        after=[{"role": "system", "content": "Be careful deleting orders."}, *turns, {"role": "user", "content": "new tail"}],
+        before=[
+            {"role": "system", "content": "Never delete orders."},
+            *turns,
+            {"role": "user", "content": "old tail"},
+        ],
+        after=[
+            {"role": "system", "content": "Be careful deleting orders."},
+            *turns,
+            {"role": "user", "content": "new tail"},
+        ],
     )
     probes: list[str] = []
     dialogs: list[str] = []

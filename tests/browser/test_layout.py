@@ -16,7 +16,9 @@ from tests.timelines.build import build_session
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LONG_RULE = "禁止" + "删除订单并且不通知客户" * 40 + " " + "x" * 300  # long, with a 300-character "word"
-LONG_FINDING = "Rule X-1134543f weakened: " + "/srv/data/" + "a" * 400 + " " + "被压缩为：删除订单需谨慎。" * 20
+LONG_FINDING = (
+    "Rule X-1134543f weakened: " + "/srv/data/" + "a" * 400 + " " + "被压缩为：删除订单需谨慎。" * 20
+)
 
 
 def _width(page) -> int:  # type: ignore[no-untyped-def]
@@ -72,5 +74,10 @@ def test_it_draws_timelines_across_the_page_with_labels_inside(page) -> None:
         assert chart["x"] <= b["x"] and b["x"] + b["width"] <= chart["x"] + chart["width"]
     # The two labels do not overlap.
     a, b = boxes
-    assert a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"] or a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+    assert (
+        a["y"] + a["height"] <= b["y"]
+        or b["y"] + b["height"] <= a["y"]
+        or a["x"] + a["width"] <= b["x"]
+        or b["x"] + b["width"] <= a["x"]
+    )
     assert _width(page) <= 1400

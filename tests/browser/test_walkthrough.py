@@ -83,7 +83,12 @@ def test_it_renders_hostile_context_inert(page, live_server) -> None:
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
 
     login(page, "alice", PASSWORD)
-    for path in ("/", accepted["ui_url"].replace(live_server.url, ""), f"/events/{accepted['id']}/checklist/", "/alerts/"):
+    for path in (
+        "/",
+        accepted["ui_url"].replace(live_server.url, ""),
+        f"/events/{accepted['id']}/checklist/",
+        "/alerts/",
+    ):
         page.goto(path)
         page.wait_for_load_state("networkidle")
         # The hostile markup shows as text.

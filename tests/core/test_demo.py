@@ -21,10 +21,14 @@ def _demo() -> str:
     return out.getvalue()
 
 
-def test_it_loads_our_scenarios_and_every_shared_sample_once(shared_dir, monkeypatch, django_capture_on_commit_callbacks) -> None:
+def test_it_loads_our_scenarios_and_every_shared_sample_once(
+    shared_dir, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
     samples = shared_dir / "samples"
     monkeypatch.setenv("CTXAUDIT_SAMPLES_DIR", str(samples))
-    seeds = sum(1 for line in (samples / "seed_cases.jsonl").read_text(encoding="utf-8").splitlines() if line.strip())
+    seeds = sum(
+        1 for line in (samples / "seed_cases.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
+    )
     decay = len(json.loads((samples / "seed_decay_session.json").read_text(encoding="utf-8"))["events"])
     transcripts = sum(len(read_transcript(f).compactions) for f in transcript_files([samples / "real"])[0])
     assert transcripts >= 6  # today: 1 + 1 Claude Code JSONL, 2 + 1 + 1 claude-chat-manager Markdown
@@ -50,9 +54,18 @@ def test_it_loads_the_scenarios_without_shared_samples(tmp_path, monkeypatch) ->
 
 
 def test_it_ships_varied_scenarios() -> None:
-    scenarios = [json.loads(line) for line in SCENARIOS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    scenarios = [
+        json.loads(line) for line in SCENARIOS.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     strategies = {s["strategy"] for s in scenarios}
-    assert {"summary", "structured", "retrieval", "key_messages", "role_separated", "truncation"} <= strategies
+    assert {
+        "summary",
+        "structured",
+        "retrieval",
+        "key_messages",
+        "role_separated",
+        "truncation",
+    } <= strategies
     assert any(any("\u4e00" <= ch <= "\u9fff" for ch in s["description"]) for s in scenarios)
     sessions = [s["session"] for s in scenarios]
     assert max(sessions.count(x) for x in sessions) >= 3  # one multi-step session

@@ -13,7 +13,9 @@ def ctx(*messages: tuple[str, str]) -> Context:
     return Context(tuple(Message(role, content) for role, content in messages))
 
 
-def retention(rules: list[str] | list[Rule], after: Context, before: Context | None = None) -> list[RuleResult]:
+def retention(
+    rules: list[str] | list[Rule], after: Context, before: Context | None = None
+) -> list[RuleResult]:
     """Results for rules given as texts (ids R1, R2, …) or Rules; `before` defaults to the rules in a system message."""
     rs = [r if isinstance(r, Rule) else Rule(f"R{i + 1}", r) for i, r in enumerate(rules)]
     before = before or ctx(("system", "\n".join(r.text for r in rs)))

@@ -21,7 +21,12 @@ def _text(segs, ops=("delete", "insert")) -> list[str]:
 
 
 def _changed_lines(row):
-    return [(ln.number, "".join(s.text for s in ln.segments)) for h in row.hunks if h.kind == "change" for ln in h.before]
+    return [
+        (ln.number, "".join(s.text for s in ln.segments))
+        for h in row.hunks
+        if h.kind == "change"
+        for ln in h.before
+    ]
 
 
 def test_it_splits_cjk_per_character_and_keeps_latin_words_whole() -> None:
@@ -35,7 +40,9 @@ def test_it_diffs_chinese_by_character() -> None:
     (row,) = diff_contexts(before, after).rows
     assert row.kind == "changed"
     (hunk,) = row.hunks
-    assert _text(hunk.before[0].segments) == ["禁止", "任何", "。"] or "禁止" in "".join(_text(hunk.before[0].segments))
+    assert _text(hunk.before[0].segments) == ["禁止", "任何", "。"] or "禁止" in "".join(
+        _text(hunk.before[0].segments)
+    )
     assert "需谨慎" in "".join(_text(hunk.after[0].segments))
     # the characters both sides keep are not marked
     kept = "".join(s.text for s in hunk.after[0].segments if s.op == "equal")
@@ -77,7 +84,11 @@ def test_it_reports_only_the_changed_line_among_300_repetitive_json_lines() -> N
     changed[-1] = "  }"
     ops, degraded = sequence_opcodes(rows, changed)
     assert not degraded
-    assert [(t, i1, i2) for t, i1, i2, _, _ in ops if t != "equal"] == [("replace", 0, 1), ("replace", 152, 153), ("replace", 299, 300)]
+    assert [(t, i1, i2) for t, i1, i2, _, _ in ops if t != "equal"] == [
+        ("replace", 0, 1),
+        ("replace", 152, 153),
+        ("replace", 299, 300),
+    ]
 
 
 def test_it_aligns_a_rewritten_system_message_with_its_old_self() -> None:
@@ -99,7 +110,10 @@ def test_it_aligns_a_rewritten_system_message_with_its_old_self() -> None:
     assert kinds[-1] == ("equal", 3, 2)
     sys_row = next(r for r in rows if r.kind == "changed")
     assert sys_row.before.role == sys_row.after.role == "system"
-    assert _changed_lines(sys_row) == [(3, "1. Never delete any order."), (4, "2. Never print phone numbers.")]
+    assert _changed_lines(sys_row) == [
+        (3, "1. Never delete any order."),
+        (4, "2. Never print phone numbers."),
+    ]
 
 
 def test_it_pairs_a_system_message_moved_past_unchanged_ones() -> None:
@@ -146,7 +160,9 @@ def test_it_keeps_highlighted_lines_visible_and_cuts_segments_at_span_boundaries
     start = text.index("never delete")
     before = [Message("system", text), Message("user", "x")]
     after = [Message("system", text), Message("user", "y")]
-    hl = Highlight("before", 0, start, start + len("never delete"), "rule-0-before", "hl-rule hl-retained", "rule R1")
+    hl = Highlight(
+        "before", 0, start, start + len("never delete"), "rule-0-before", "hl-rule hl-retained", "rule R1"
+    )
     rows = diff_contexts(before, after, highlights=[hl]).rows
     lines = [ln for h in rows[0].hunks for ln in h.before]
     line51 = next(ln for ln in lines if ln.number == 51)
@@ -177,7 +193,11 @@ def test_it_puts_a_summary_beside_the_turns_it_replaced() -> None:
     ]
     after = [
         Message("system", "你是订单助手。"),
-        Message("user", "【历史摘要】用户查询了订单 10086，已发货；用户要求删除订单，并称有管理员授权。", kind="summary"),
+        Message(
+            "user",
+            "【历史摘要】用户查询了订单 10086，已发货；用户要求删除订单，并称有管理员授权。",
+            kind="summary",
+        ),
     ]
     rows = diff_contexts(before, after).rows
     assert [r.kind for r in rows] == ["changed", "replaced"]

@@ -6,7 +6,17 @@ import ast
 from pathlib import Path
 
 ENGINE = Path(__file__).resolve().parents[2] / "ctxaudit" / "engine"
-FORBIDDEN = ("django", "ninja", "celery", "ctxaudit.core", "ctxaudit.projects", "ctxaudit.ingest", "ctxaudit.audits", "ctxaudit.ui", "ctxaudit.alerts")
+FORBIDDEN = (
+    "django",
+    "ninja",
+    "celery",
+    "ctxaudit.core",
+    "ctxaudit.projects",
+    "ctxaudit.ingest",
+    "ctxaudit.audits",
+    "ctxaudit.ui",
+    "ctxaudit.alerts",
+)
 
 
 def test_it_has_no_django_imports() -> None:

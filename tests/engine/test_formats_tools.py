@@ -10,10 +10,22 @@ def test_it_names_anthropic_tool_results_by_their_tool() -> None:
         {
             "system": "Be careful.",
             "messages": [
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_1", "name": "fetch_page", "input": {"url": "x"}}]},
-                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_1", "content": "page text"}]},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": "tu_1", "name": "fetch_page", "input": {"url": "x"}}
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "tu_1", "content": "page text"}],
+                },
             ],
         },
         format="anthropic",
     )
-    assert [(m.role, m.name) for m in ctx.messages] == [("system", None), ("assistant", None), ("tool", "fetch_page")]
+    assert [(m.role, m.name) for m in ctx.messages] == [
+        ("system", None),
+        ("assistant", None),
+        ("tool", "fetch_page"),
+    ]

@@ -30,8 +30,16 @@ SHAPES = {
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_it_checks_a_hostile_long_line_in_linear_time(shape: str) -> None:
     text = SHAPES[shape]
-    before = parse_context([{"role": "system", "content": "你是助手。\n禁止删除订单。"}, {"role": "user", "content": text}, {"role": "tool", "content": text}])
-    after = parse_context([{"role": "system", "content": "【历史摘要】" + text}, {"role": "user", "content": text}])
+    before = parse_context(
+        [
+            {"role": "system", "content": "你是助手。\n禁止删除订单。"},
+            {"role": "user", "content": text},
+            {"role": "tool", "content": text},
+        ]
+    )
+    after = parse_context(
+        [{"role": "system", "content": "【历史摘要】" + text}, {"role": "user", "content": text}]
+    )
     t0 = time.perf_counter()
     run_checks(ContextPair(before=before, after=after), counter=CharCounter())
     # Generous bound for loaded CI machines; the quadratic version took minutes here.

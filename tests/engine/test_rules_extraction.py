@@ -52,7 +52,10 @@ def test_it_extracts_english_rules_and_skips_role_descriptions() -> None:
         ("save only useful/not empty chats to file", False),  # a request with "only"
         ("always-use-aimd-for-coding-rules-check-previous-talks.md\tide_opened_file", False),  # a file name
         ("2025-11-09 10:36:54,391 - src.exporters - INFO - always export", False),  # a pasted log line
-        ("When in doubt with markdown format, always rely on official documentation: https://spec.commonmark.org", True),
+        (
+            "When in doubt with markdown format, always rely on official documentation: https://spec.commonmark.org",
+            True,
+        ),
     ],
 )
 def test_it_tells_standing_instructions_from_one_off_requests(sentence: str, standing: bool) -> None:
@@ -61,7 +64,10 @@ def test_it_tells_standing_instructions_from_one_off_requests(sentence: str, sta
 
 def test_it_extracts_standing_instructions_from_user_messages_only() -> None:
     context = ctx(
-        ("user", "Always use AI.md for coding rules. Check previous talks in doc/chats. Don't code yet. Show me solution"),
+        (
+            "user",
+            "Always use AI.md for coding rules. Check previous talks in doc/chats. Don't code yet. Show me solution",
+        ),
         ("assistant", "Always happy to help. I must read AI.md first."),
         ("user", "This session is being continued from a previous conversation. Always use tabs."),
         ("user", "<ide_selection>Never touch this line</ide_selection> fix the bug"),
@@ -71,7 +77,9 @@ def test_it_extracts_standing_instructions_from_user_messages_only() -> None:
 
 
 def test_it_skips_pasted_data_in_user_messages() -> None:
-    pasted = '{"op": "delete", "note": "must not delete orders without approval"}\nfrom now on, never push to main'
+    pasted = (
+        '{"op": "delete", "note": "must not delete orders without approval"}\nfrom now on, never push to main'
+    )
     assert [r.text for r in extract_rules(ctx(("user", pasted)))] == ["from now on, never push to main"]
 
 

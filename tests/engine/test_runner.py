@@ -27,9 +27,17 @@ def test_it_passes_when_the_system_block_is_kept_verbatim() -> None:
 
 
 def test_it_reports_missing_weakened_and_demoted_rules_with_evidence_on_both_sides() -> None:
-    before = ctx(("system", "你是订单助手。\n1. 禁止删除订单。\n2. 所有写操作必须记录日志。\n3. 禁止输出用户手机号。"))
-    after = ctx(("system", "你是订单助手。删除订单需谨慎。"), ("user", "【历史摘要】规则：禁止输出用户手机号。"))
-    rules = [Rule("R1", "禁止删除订单。", Severity.CRITICAL), Rule("R2", "所有写操作必须记录日志。", Severity.CRITICAL), Rule("R3", "禁止输出用户手机号。")]
+    before = ctx(
+        ("system", "你是订单助手。\n1. 禁止删除订单。\n2. 所有写操作必须记录日志。\n3. 禁止输出用户手机号。")
+    )
+    after = ctx(
+        ("system", "你是订单助手。删除订单需谨慎。"), ("user", "【历史摘要】规则：禁止输出用户手机号。")
+    )
+    rules = [
+        Rule("R1", "禁止删除订单。", Severity.CRITICAL),
+        Rule("R2", "所有写操作必须记录日志。", Severity.CRITICAL),
+        Rule("R3", "禁止输出用户手机号。"),
+    ]
     report = _run(before, after, rules)
     kinds = {(f.kind, f.rule_id): f for f in _rule_findings(report)}
     assert set(kinds) == {("rule_weakened", "R1"), ("rule_missing", "R2"), ("rule_demoted", "R3")}
@@ -58,7 +66,10 @@ def test_it_writes_english_messages_for_english_rules() -> None:
         "(obligation → imperative); scope dropped: every"
     )
     assert finding.severity is Severity.MEDIUM  # strength ≥ 0.5: one step below the rule's high
-    assert finding.data["lost"] == ["force lowered: Always → plain instruction (obligation → imperative)", "scope dropped: every"]
+    assert finding.data["lost"] == [
+        "force lowered: Always → plain instruction (obligation → imperative)",
+        "scope dropped: every",
+    ]
 
 
 def test_it_names_the_closest_text_of_a_missing_rule() -> None:
@@ -94,7 +105,9 @@ def test_it_bounds_findings_built_from_a_one_megabyte_line() -> None:
     huge = "x" * 1_000_000
     before = parse_context([{"role": "system", "content": "You are a helper.\nNever delete orders."}])
     after = parse_context([{"role": "system", "content": "You are a helper. " + huge}])
-    report = run_checks(ContextPair(before, after, (Rule("R1", "Never delete orders."),)), counter=CharCounter())
+    report = run_checks(
+        ContextPair(before, after, (Rule("R1", "Never delete orders."),)), counter=CharCounter()
+    )
     assert report.findings
     for f in report.findings:
         assert len(f.message) <= MAX_MESSAGE_CHARS

@@ -18,7 +18,9 @@ def _cases(shared_dir: Path) -> list[dict]:
 
 
 def _report(before, after, rules):
-    pair = ContextPair(parse_context(before), parse_context(after), tuple(Rule(r["id"], r["text"]) for r in rules))
+    pair = ContextPair(
+        parse_context(before), parse_context(after), tuple(Rule(r["id"], r["text"]) for r in rules)
+    )
     return run_checks(pair, counter=CharCounter())
 
 
@@ -58,7 +60,11 @@ def test_it_follows_the_decay_session(shared_dir: Path) -> None:
         report = _report(event["before"], event["after"], session["rules"])
         for r in report.rules:
             want = event["expected"]["rules"][r.rule_id]
-            assert r.state.value in (want if isinstance(want, list) else [want]), (event["sequence"], r.state, r.lost)
+            assert r.state.value in (want if isinstance(want, list) else [want]), (
+                event["sequence"],
+                r.state,
+                r.lost,
+            )
             strengths.setdefault(r.rule_id, []).append(r.strength)
             if r.state is RuleState.MISSING:
                 first_missing.setdefault(r.rule_id, event["sequence"])

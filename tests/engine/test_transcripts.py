@@ -18,8 +18,18 @@ def _jsonl(*entries: dict) -> str:
 def _msg(uuid: str, parent: str | None, role: str, content, **extra) -> dict:
     message = {"role": role, "content": content}
     if role == "assistant":
-        message.update({"id": extra.pop("mid", f"msg_{uuid}"), "model": extra.pop("model", "claude-opus-4-1")})
-    return {"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "sess-9", "timestamp": "2025-07-01T10:00:00Z", "message": message, **extra}
+        message.update(
+            {"id": extra.pop("mid", f"msg_{uuid}"), "model": extra.pop("model", "claude-opus-4-1")}
+        )
+    return {
+        "type": role,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "sess-9",
+        "timestamp": "2025-07-01T10:00:00Z",
+        "message": message,
+        **extra,
+    }
 
 
 def _boundary(uuid: str, logical: str, **meta) -> dict:
@@ -48,13 +58,24 @@ def test_it_follows_the_branch_the_model_saw_after_a_rewind() -> None:
         _msg("y1", "a1", "user", "Rename the old branch"),
         _msg("y2", "y1", "assistant", [{"type": "text", "text": "Renamed."}]),
         _boundary("b1", "y2"),
-        _msg("s1", "b1", "user", [{"type": "text", "text": SUMMARY.format("renamed a branch")}], isCompactSummary=True),
+        _msg(
+            "s1",
+            "b1",
+            "user",
+            [{"type": "text", "text": SUMMARY.format("renamed a branch")}],
+            isCompactSummary=True,
+        ),
         _msg("n1", "s1", "user", "Thanks"),
     )
     t = parse_transcript(text, name="rewind.jsonl")
     assert t.session_id == "sess-9"
     [c] = t.compactions
-    assert _texts(c.before) == ["Never push to main without review.", "Understood.", "Rename the old branch", "Renamed."]
+    assert _texts(c.before) == [
+        "Never push to main without review.",
+        "Understood.",
+        "Rename the old branch",
+        "Renamed.",
+    ]
     assert [(m.role, m.kind) for m in c.after.messages] == [("user", "compact_summary")]
     assert c.model == "claude-opus-4-1"
     assert c.occurred_at.isoformat() == "2025-07-01T11:00:00+00:00"
@@ -66,22 +87,42 @@ def test_it_keeps_preserved_messages_after_the_boundary() -> None:
         _msg("u1", None, "user", "Only read files under src/."),
         _msg("a1", "u1", "assistant", "Ok."),
         _msg("u2", "a1", "user", "Look at src/app.py"),
-        _boundary("b1", "a2", preservedSegment={"headUuid": "u2", "anchorUuid": "s1", "tailUuid": "a2"},
-                  preservedMessages={"anchorUuid": "s1", "uuids": ["u2", "a2"]}),
+        _boundary(
+            "b1",
+            "a2",
+            preservedSegment={"headUuid": "u2", "anchorUuid": "s1", "tailUuid": "a2"},
+            preservedMessages={"anchorUuid": "s1", "uuids": ["u2", "a2"]},
+        ),
         _msg("s1", "b1", "user", SUMMARY.format("the user asked about src/app.py"), isCompactSummary=True),
         _msg("a2", "s1", "assistant", "It defines main()."),  # relinked under the summary
         _msg("u3", "a2", "user", "And tests?"),
     )
     [c] = parse_transcript(text, name="p.jsonl").compactions
-    assert _texts(c.before) == ["Only read files under src/.", "Ok.", "Look at src/app.py", "It defines main()."]
-    assert [(m.kind, m.content) for m in c.after.messages][1:] == [("preserved", "Look at src/app.py"), ("preserved", "It defines main().")]
+    assert _texts(c.before) == [
+        "Only read files under src/.",
+        "Ok.",
+        "Look at src/app.py",
+        "It defines main().",
+    ]
+    assert [(m.kind, m.content) for m in c.after.messages][1:] == [
+        ("preserved", "Look at src/app.py"),
+        ("preserved", "It defines main()."),
+    ]
     assert c.after.messages[0].kind == "compact_summary"
 
 
 def test_it_splits_two_compactions_and_carries_the_summary_forward() -> None:
     text = _jsonl(
         _msg("u1", None, "user", "Always run the tests."),
-        _msg("a1", "u1", "assistant", [{"type": "thinking", "thinking": "hmm"}, {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest"}}]),
+        _msg(
+            "a1",
+            "u1",
+            "assistant",
+            [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest"}},
+            ],
+        ),
         _msg("r1", "a1", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "3 passed"}]),
         _boundary("b1", "r1"),
         _msg("s1", "b1", "user", SUMMARY.format("one"), isCompactSummary=True),
@@ -178,7 +219,9 @@ def test_it_reads_a_markdown_export_with_two_compactions() -> None:
     assert first.before.messages[0].content == "Always use AI.md for coding rules.\nDon't code yet."
     assert "How do I implement authentication?" in first.before.messages[1].content
     assert [(m.role, m.kind) for m in first.after.messages] == [("user", "compact_summary")]
-    assert first.after.messages[0].content.endswith("Continue with the last task that you were asked to work on.")
+    assert first.after.messages[0].content.endswith(
+        "Continue with the last task that you were asked to work on."
+    )
     assert [(m.role, m.kind, m.content[:20]) for m in second.before.messages] == [
         ("user", "compact_summary", "This session is bein"),
         ("assistant", None, "I'll continue with t"),
@@ -251,12 +294,22 @@ def test_it_rebuilds_the_rewound_branch_of_the_real_jsonl(shared_dir) -> None:
 
 
 def test_it_reads_the_standing_instruction_of_a_real_markdown_export(shared_dir) -> None:
-    path = shared_dir / "samples" / "real" / "claude-md-exports" / "refactoring-monolithic-python-script-into-production-ready-codebase-2025-11-04.md"
+    path = (
+        shared_dir
+        / "samples"
+        / "real"
+        / "claude-md-exports"
+        / "refactoring-monolithic-python-script-into-production-ready-codebase-2025-11-04.md"
+    )
     [c] = read_transcript(path).compactions
     assert c.before.messages[0].content.startswith("Always use AI.md for programming rules.")
     # The user's next request ends where the assistant's reply begins.
     assert c.before.messages[1].role == "assistant"
-    assert c.after.messages[0].content.rstrip().endswith("Continue with the last task that you were asked to work on.")
+    assert (
+        c.after.messages[0]
+        .content.rstrip()
+        .endswith("Continue with the last task that you were asked to work on.")
+    )
 
 
 def test_it_reads_older_logs_without_a_boundary_entry() -> None:
@@ -277,7 +330,13 @@ def test_it_reads_older_logs_without_a_boundary_entry() -> None:
 def test_it_walks_through_non_message_entries_in_the_chain() -> None:
     text = _jsonl(
         _msg("u1", None, "user", "Hi"),
-        {"type": "system", "subtype": "local_command", "uuid": "sys1", "parentUuid": "u1", "content": "/model"},
+        {
+            "type": "system",
+            "subtype": "local_command",
+            "uuid": "sys1",
+            "parentUuid": "u1",
+            "content": "/model",
+        },
         _msg("a1", "sys1", "assistant", "Hello"),
         {"type": "summary", "summary": "Greeting", "leafUuid": "a1"},
         _boundary("b1", "a1"),

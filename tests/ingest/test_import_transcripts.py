@@ -15,41 +15,102 @@ SUMMARY = "This session is being continued from a previous conversation that ran
 
 def _import(*paths, project: str = "imports", **opts) -> str:
     out = StringIO()
-    call_command("import_transcripts", *map(str, paths), project=project, stdout=out, stderr=StringIO(), **opts)
+    call_command(
+        "import_transcripts", *map(str, paths), project=project, stdout=out, stderr=StringIO(), **opts
+    )
     return out.getvalue()
 
 
 def _session(tmp_path, name: str = "abc.jsonl"):
     lines = [
-        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "claude-7", "timestamp": "2025-07-01T10:00:00Z",
-         "message": {"role": "user", "content": "Never delete anything under data/."}},
-        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "claude-7", "timestamp": "2025-07-01T10:01:00Z",
-         "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "Noted."}]}},
-        {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None, "logicalParentUuid": "a1",
-         "sessionId": "claude-7", "timestamp": "2025-07-01T10:05:00Z", "compactMetadata": {"trigger": "auto", "preTokens": 160000}},
-        {"type": "user", "uuid": "s1", "parentUuid": "b1", "isCompactSummary": True, "sessionId": "claude-7",
-         "timestamp": "2025-07-01T10:05:01Z", "message": {"role": "user", "content": SUMMARY.format("the user set up data/.")}},
-        {"type": "user", "uuid": "u2", "parentUuid": "s1", "sessionId": "claude-7", "message": {"role": "user", "content": "Go on"}},
-        {"type": "system", "subtype": "compact_boundary", "uuid": "b2", "parentUuid": None, "logicalParentUuid": "u2",
-         "sessionId": "claude-7", "timestamp": "2025-07-01T11:00:00Z", "compactMetadata": {"trigger": "manual"}},
-        {"type": "user", "uuid": "s2", "parentUuid": "b2", "isCompactSummary": True, "sessionId": "claude-7",
-         "message": {"role": "user", "content": SUMMARY.format("work continued.")}},
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "sessionId": "claude-7",
+            "timestamp": "2025-07-01T10:00:00Z",
+            "message": {"role": "user", "content": "Never delete anything under data/."},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "sessionId": "claude-7",
+            "timestamp": "2025-07-01T10:01:00Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "Noted."}],
+            },
+        },
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": "b1",
+            "parentUuid": None,
+            "logicalParentUuid": "a1",
+            "sessionId": "claude-7",
+            "timestamp": "2025-07-01T10:05:00Z",
+            "compactMetadata": {"trigger": "auto", "preTokens": 160000},
+        },
+        {
+            "type": "user",
+            "uuid": "s1",
+            "parentUuid": "b1",
+            "isCompactSummary": True,
+            "sessionId": "claude-7",
+            "timestamp": "2025-07-01T10:05:01Z",
+            "message": {"role": "user", "content": SUMMARY.format("the user set up data/.")},
+        },
+        {
+            "type": "user",
+            "uuid": "u2",
+            "parentUuid": "s1",
+            "sessionId": "claude-7",
+            "message": {"role": "user", "content": "Go on"},
+        },
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": "b2",
+            "parentUuid": None,
+            "logicalParentUuid": "u2",
+            "sessionId": "claude-7",
+            "timestamp": "2025-07-01T11:00:00Z",
+            "compactMetadata": {"trigger": "manual"},
+        },
+        {
+            "type": "user",
+            "uuid": "s2",
+            "parentUuid": "b2",
+            "isCompactSummary": True,
+            "sessionId": "claude-7",
+            "message": {"role": "user", "content": SUMMARY.format("work continued.")},
+        },
     ]
     path = tmp_path / name
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     return path
 
 
-def test_it_creates_one_event_per_compaction_in_session_order(tmp_path, django_capture_on_commit_callbacks) -> None:
+def test_it_creates_one_event_per_compaction_in_session_order(
+    tmp_path, django_capture_on_commit_callbacks
+) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         out = _import(_session(tmp_path))
     events = list(Event.objects.order_by("sequence"))
-    assert [(e.sequence, e.strategy, e.session.external_id) for e in events] == [(1, "summary", "claude-7"), (2, "summary", "claude-7")]
+    assert [(e.sequence, e.strategy, e.session.external_id) for e in events] == [
+        (1, "summary", "claude-7"),
+        (2, "summary", "claude-7"),
+    ]
     first, second = events
     assert first.occurred_at.isoformat() == "2025-07-01T10:05:00+00:00"
     assert first.model == "claude-sonnet-4-5"
     assert [m["content"] for m in first.before] == ["Never delete anything under data/.", "Noted."]
-    assert first.after == [{"role": "user", "content": SUMMARY.format("the user set up data/."), "kind": "compact_summary"}]
+    assert first.after == [
+        {"role": "user", "content": SUMMARY.format("the user set up data/."), "kind": "compact_summary"}
+    ]
     assert second.before[0]["kind"] == "compact_summary" and second.before[1]["content"] == "Go on"
     assert first.metadata["source_file"] == "abc.jsonl" and first.metadata["trigger"] == "auto"
     assert first.status == "checked"

@@ -25,8 +25,6 @@ from tests.prereqs import require
 REPO = Path(__file__).resolve().parents[2]
 
 
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -47,7 +45,19 @@ class RedisServer:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(self.workdir)],
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -121,9 +131,27 @@ class Workers:
         }
         log = open(self.logdir / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115 - lives as long as the worker
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "ctxaudit", "worker", "--pool", "prefork", "--concurrency", "1",
-             "--without-mingle", "--without-gossip", "--loglevel", "INFO"],
-            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "ctxaudit",
+                "worker",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                "1",
+                "--without-mingle",
+                "--without-gossip",
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self.procs.append(proc)
         return proc
@@ -147,5 +175,8 @@ def workers(postgres_db: str, broker: RedisServer, tmp_path: Path) -> Iterator[W
     w = Workers(postgres_db, broker.url, tmp_path)
     yield w
     w.stop_all()
-    logs = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(tmp_path.glob("worker-*.log")))
+    logs = "\n".join(
+        f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}"
+        for p in sorted(tmp_path.glob("worker-*.log"))
+    )
     print(logs)  # shown by pytest on failure

@@ -20,7 +20,12 @@ RULES = [{"id": "R1", "text": "禁止删除任何订单。"}, {"id": "R2", "text
 
 def _post(client, key: str, i: int):
     body = event_payload(session_id=f"s-{i // 5}", sequence=i % 5, rules=RULES)
-    return client.post("/api/v1/events", data=json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
+    return client.post(
+        "/api/v1/events",
+        data=json.dumps(body),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {key}",
+    )
 
 
 def _wait(predicate, timeout: float, what: str) -> None:
@@ -59,17 +64,29 @@ def test_it_checks_every_event_once_when_a_worker_is_killed_mid_check(client, wo
 
     slow = workers.start(delay=2.0, visibility_timeout=3)
     # Mid-check: the worker has claimed an event (attempts 1) but not written its result.
-    _wait(lambda: Event.objects.filter(pk__in=ids, attempts__gte=1, status="pending").exists(), 60, "a check in progress")
+    _wait(
+        lambda: Event.objects.filter(pk__in=ids, attempts__gte=1, status="pending").exists(),
+        60,
+        "a check in progress",
+    )
     workers.kill9(slow)
-    killed_during = list(Event.objects.filter(pk__in=ids, attempts__gte=1, status="pending").values_list("pk", flat=True))
+    killed_during = list(
+        Event.objects.filter(pk__in=ids, attempts__gte=1, status="pending").values_list("pk", flat=True)
+    )
     assert killed_during
 
     workers.start(delay=0.0, visibility_timeout=3)
-    _wait(lambda: not Event.objects.filter(pk__in=ids).exclude(status="checked").exists(), 120, "all events checked")
+    _wait(
+        lambda: not Event.objects.filter(pk__in=ids).exclude(status="checked").exists(),
+        120,
+        "all events checked",
+    )
     counts = _assert_checked_exactly_once(ids)
     assert all(Event.objects.get(pk=pk).attempts >= 2 for pk in killed_during)
     with capsys.disabled():
-        print(f"\n[nothing-lost] worker kill -9 mid-check: {counts}, killed during check: {len(killed_during)}")
+        print(
+            f"\n[nothing-lost] worker kill -9 mid-check: {counts}, killed during check: {len(killed_during)}"
+        )
 
 
 def test_it_checks_every_acknowledged_event_when_redis_dies(client, workers, broker, capsys) -> None:
@@ -80,7 +97,11 @@ def test_it_checks_every_acknowledged_event_when_redis_dies(client, workers, bro
         r = _post(client, key, i)
         assert r.status_code == 202
         ids.append(r.json()["id"])
-    _wait(lambda: not Event.objects.filter(pk__in=ids).exclude(status="checked").exists(), 60, "the first events checked")
+    _wait(
+        lambda: not Event.objects.filter(pk__in=ids).exclude(status="checked").exists(),
+        60,
+        "the first events checked",
+    )
 
     broker.stop()
     slowest = 0.0
@@ -99,7 +120,11 @@ def test_it_checks_every_acknowledged_event_when_redis_dies(client, workers, bro
     # What celery beat's ingest.requeue_pending does every minute (here without the age cut-off).
     requeued = events_requeue_pending(older_than_seconds=0)
     ids += down_ids
-    _wait(lambda: not Event.objects.filter(pk__in=ids).exclude(status="checked").exists(), 120, "all events checked")
+    _wait(
+        lambda: not Event.objects.filter(pk__in=ids).exclude(status="checked").exists(),
+        120,
+        "all events checked",
+    )
     counts = _assert_checked_exactly_once(ids)
     with capsys.disabled():
         print(

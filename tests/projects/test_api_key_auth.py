@@ -77,7 +77,12 @@ def test_it_rate_limits_ingestion_too(client, project, settings) -> None:
     _, raw = api_key_create(project_name=project.name)
     with time_machine.travel("2026-03-01 10:00:59Z", tick=False):
         codes = [
-            client.post("/api/v1/events", data=json.dumps(event_payload()), content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code
+            client.post(
+                "/api/v1/events",
+                data=json.dumps(event_payload()),
+                content_type="application/json",
+                HTTP_AUTHORIZATION=f"Bearer {raw}",
+            ).status_code
             for _ in range(2)
         ]
     assert codes == [202, 429]
@@ -92,7 +97,9 @@ def test_it_can_turn_the_rate_limit_off(client, project, settings) -> None:
 def test_it_answers_413_for_a_declared_length_over_the_limit(client, api_key, settings) -> None:
     settings.CTXAUDIT_MAX_BODY_BYTES = 1000
     body = json.dumps(event_payload(after="x" * 2000))
-    r = client.post("/api/v1/events", data=body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    r = client.post(
+        "/api/v1/events", data=body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {api_key}"
+    )
     assert r.status_code == 413
     assert r.json() == {"error": "request body is larger than the limit of 1000 bytes", "field": "body"}
 

@@ -36,7 +36,9 @@ def test_it_checks_ownership(client, charlie, project, path) -> None:
 
 
 def test_it_updates_settings(client, alice, project) -> None:
-    r = _login(client, alice).post(f"/projects/{project.pk}/settings/", {"retention_days": "30", "decay_compressions": "3"})
+    r = _login(client, alice).post(
+        f"/projects/{project.pk}/settings/", {"retention_days": "30", "decay_compressions": "3"}
+    )
     assert r.status_code == 200
     assert b"Settings saved." in r.content
     project.refresh_from_db()
@@ -44,7 +46,10 @@ def test_it_updates_settings(client, alice, project) -> None:
 
 
 def test_it_rejects_bad_settings(client, alice, project) -> None:
-    r = _login(client, alice).post(f"/projects/{project.pk}/settings/", {"redact_pii": "on", "retention_days": "-1", "decay_compressions": "3"})
+    r = _login(client, alice).post(
+        f"/projects/{project.pk}/settings/",
+        {"redact_pii": "on", "retention_days": "-1", "decay_compressions": "3"},
+    )
     assert b"Settings saved." not in r.content
     project.refresh_from_db()
     assert project.retention_days == 90
@@ -129,8 +134,22 @@ def test_it_logs_who_viewed_an_event_and_shows_it_to_admins(client, alice, bob, 
     ev = event("acme")
     assert _login(client, bob).get(f"/events/{ev.pk}/", REMOTE_ADDR="203.0.113.7").status_code == 200
     entry = AuditLogEntry.objects.get()
-    assert (entry.project_id, entry.user, entry.username, entry.action, entry.object_type, entry.object_id, entry.ip) == (
-        project.pk, bob, "bob", "view", "event", str(ev.pk), "203.0.113.7",
+    assert (
+        entry.project_id,
+        entry.user,
+        entry.username,
+        entry.action,
+        entry.object_type,
+        entry.object_id,
+        entry.ip,
+    ) == (
+        project.pk,
+        bob,
+        "bob",
+        "view",
+        "event",
+        str(ev.pk),
+        "203.0.113.7",
     )
     client.logout()
     page = _login(client, alice).get(f"/projects/{project.pk}/audit-log/")
@@ -167,4 +186,8 @@ def test_it_logs_downloads_and_exports(client, bob, project) -> None:
     assert c.get(f"/events/{ev.pk}/session.json").status_code == 200
     assert c.get(f"/projects/{project.pk}/regression.jsonl").status_code == 200
     got = list(AuditLogEntry.objects.order_by("id").values_list("action", "object_type", "object_id"))
-    assert got == [("download", "event", str(ev.pk)), ("download", "event", str(ev.pk)), ("export", "project", str(project.pk))]
+    assert got == [
+        ("download", "event", str(ev.pk)),
+        ("download", "event", str(ev.pk)),
+        ("export", "project", str(project.pk)),
+    ]

@@ -11,7 +11,10 @@ from tests.factories import ORDER_SYSTEM
 pytestmark = pytest.mark.django_db
 
 HOSTILE = '<script>alert(1)</script><div hx-get="/x" hx-trigger="load">'
-RULES = [{"id": "R1", "text": "只能查询订单，禁止新增、修改、删除订单。"}, {"id": "R2", "text": "禁止输出用户手机号、身份证号等敏感字段。"}]
+RULES = [
+    {"id": "R1", "text": "只能查询订单，禁止新增、修改、删除订单。"},
+    {"id": "R2", "text": "禁止输出用户手机号、身份证号等敏感字段。"},
+]
 
 
 def test_it_works(client, alice, checked) -> None:
@@ -26,7 +29,9 @@ def test_it_works(client, alice, checked) -> None:
     assert f"/events/{ev.pk}/session.json" in body  # step 1
     assert f'href="/sessions/{ev.session_id}/"' in body  # the session timeline
     assert f'href="/events/{ev.pk}/"' in body and f"/events/{ev.pk}/export.json?side=both" in body  # step 2
-    assert 'value="查询 订单 新增 修改 删除"' in body  # step 3: the search box, pre-filled with the rule's key terms
+    assert (
+        'value="查询 订单 新增 修改 删除"' in body
+    )  # step 3: the search box, pre-filled with the rule's key terms
     assert "the system message was among the compression candidates" in body  # step 4: rewritten
     assert f"/events/{ev.pk}/replay.json" in body  # step 6
     assert "nothing leaves this machine" in body
@@ -55,7 +60,10 @@ def test_it_lets_a_reviewer_mark_a_step_and_keeps_who_and_when(client, bob, chec
     ev = checked()
     client.force_login(bob)
     with time_machine.travel("2026-11-29 15:04:00+00:00", tick=False):
-        r = client.post(f"/events/{ev.pk}/checklist/steps/3/", {"status": "done", "note": "R1 gone: no 删除 in the summary"})
+        r = client.post(
+            f"/events/{ev.pk}/checklist/steps/3/",
+            {"status": "done", "note": "R1 gone: no 删除 in the summary"},
+        )
     assert r.status_code == 302
     mark = ChecklistStep.objects.get(event=ev, step=3)
     assert (mark.status, mark.updated_by, mark.note) == ("done", bob, "R1 gone: no 删除 in the summary")
@@ -101,7 +109,9 @@ def test_it_rejects_bad_marks(client, alice, checked) -> None:
 def test_it_renders_partial_for_htmx(client, alice, checked) -> None:
     ev = checked()
     client.force_login(alice)
-    r = client.post(f"/events/{ev.pk}/checklist/steps/2/", {"status": "done", "note": "diffed"}, HTTP_HX_REQUEST="true")
+    r = client.post(
+        f"/events/{ev.pk}/checklist/steps/2/", {"status": "done", "note": "diffed"}, HTTP_HX_REQUEST="true"
+    )
     assert r.status_code == 200
     body = r.content.decode()
     assert "<html" not in body
@@ -113,11 +123,16 @@ def test_it_highlights_search_hits_and_escapes_them(client, alice, checked) -> N
     ev = checked(
         session_id=HOSTILE,
         rules=[{"id": "R1", "text": "禁止删除订单"}, {"id": "R2", "text": HOSTILE}],
-        before=[{"role": "system", "content": "禁止删除订单。" + HOSTILE}, {"role": "user", "content": HOSTILE}],
+        before=[
+            {"role": "system", "content": "禁止删除订单。" + HOSTILE},
+            {"role": "user", "content": HOSTILE},
+        ],
         after=[{"role": "user", "content": "【历史摘要】用户要求删除订单。" + HOSTILE}],
     )
     client.force_login(alice)
-    r = client.get(f"/events/{ev.pk}/checklist/search/", {"rule": "R1", "q": "删除订单 script"}, HTTP_HX_REQUEST="true")
+    r = client.get(
+        f"/events/{ev.pk}/checklist/search/", {"rule": "R1", "q": "删除订单 script"}, HTTP_HX_REQUEST="true"
+    )
     assert r.status_code == 200
     body = r.content.decode()
     assert "<html" not in body
@@ -168,11 +183,24 @@ def test_it_shows_the_drift_evidence(client, alice, checked) -> None:
         after=[{"role": "system", "content": "删除订单需谨慎。"}],
     )
     # What the drift check reports for §3.4's example, whatever today's engine says about it.
-    ev.report = {**ev.report, "rules": [{
-        "id": "R1", "text": "禁止删除任何订单", "state": "weakened", "strength": 0.3, "role_before": "system", "role_after": "system",
-        "demoted": False, "lost": ["force: prohibition → caution", "quantifier: 任何 dropped"],
-        "evidence": [{"side": "after", "message_index": 0, "start": 0, "end": 8, "quote": "删除订单需谨慎。"}],
-    }]}
+    ev.report = {
+        **ev.report,
+        "rules": [
+            {
+                "id": "R1",
+                "text": "禁止删除任何订单",
+                "state": "weakened",
+                "strength": 0.3,
+                "role_before": "system",
+                "role_after": "system",
+                "demoted": False,
+                "lost": ["force: prohibition → caution", "quantifier: 任何 dropped"],
+                "evidence": [
+                    {"side": "after", "message_index": 0, "start": 0, "end": 8, "quote": "删除订单需谨慎。"}
+                ],
+            }
+        ],
+    }
     ev.save()
     client.force_login(alice)
     body = client.get(f"/events/{ev.pk}/checklist/").content.decode()
@@ -183,7 +211,10 @@ def test_it_shows_the_drift_evidence(client, alice, checked) -> None:
 
 
 def test_it_answers_no_when_the_system_message_is_kept(client, alice, checked) -> None:
-    kept = [{"role": "system", "content": ORDER_SYSTEM}, {"role": "user", "content": "【历史摘要】用户查询了订单。"}]
+    kept = [
+        {"role": "system", "content": ORDER_SYSTEM},
+        {"role": "user", "content": "【历史摘要】用户查询了订单。"},
+    ]
     ev = checked(after=kept)
     client.force_login(alice)
     body = client.get(f"/events/{ev.pk}/checklist/").content.decode()

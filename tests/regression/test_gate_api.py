@@ -12,7 +12,13 @@ pytestmark = pytest.mark.django_db
 
 def gate(client, key, body, **headers):
     data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-    return client.post("/api/v1/gate", data=data, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}", **headers)
+    return client.post(
+        "/api/v1/gate",
+        data=data,
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {key}",
+        **headers,
+    )
 
 
 def test_it_answers_the_verdict_and_the_lost_rules(client, api_key) -> None:
@@ -38,18 +44,25 @@ def test_it_stores_the_event_for_the_dashboard(client, api_key, project) -> None
 
 
 def test_it_passes_a_compression_that_keeps_the_rules(client, api_key) -> None:
-    kept = [{"role": "system", "content": ORDER_SYSTEM}, {"role": "user", "content": "【历史摘要】用户查询了订单 10086。"}]
+    kept = [
+        {"role": "system", "content": ORDER_SYSTEM},
+        {"role": "user", "content": "【历史摘要】用户查询了订单 10086。"},
+    ]
     body = gate(client, api_key, event_payload(after=kept)).json()
     assert body["verdict"] == "pass"
     assert body["rules"] == []
 
 
-def test_it_works_when_the_on_commit_check_also_runs(client, api_key, django_capture_on_commit_callbacks) -> None:
+def test_it_works_when_the_on_commit_check_also_runs(
+    client, api_key, django_capture_on_commit_callbacks
+) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         body = gate(client, api_key, event_payload()).json()
     event = Event.objects.get(pk=body["id"])
     assert body["verdict"] == event.verdict == "fail"
-    assert event.findings.filter(kind="rule_missing").count() == sum(1 for f in body["findings"] if f["kind"] == "rule_missing")
+    assert event.findings.filter(kind="rule_missing").count() == sum(
+        1 for f in body["findings"] if f["kind"] == "rule_missing"
+    )
 
 
 def test_it_answers_the_same_event_for_a_retry(client, api_key) -> None:

@@ -11,8 +11,14 @@ from tests.factories import ORDER_SYSTEM
 
 pytestmark = pytest.mark.django_db
 
-RULES = [{"id": "R1", "text": "只能查询订单，禁止新增、修改、删除订单。"}, {"id": "R2", "text": "禁止输出用户手机号、身份证号等敏感字段。"}]
-KEPT = [{"role": "system", "content": ORDER_SYSTEM}, {"role": "user", "content": "【历史摘要】用户查询了订单 10086。"}]
+RULES = [
+    {"id": "R1", "text": "只能查询订单，禁止新增、修改、删除订单。"},
+    {"id": "R2", "text": "禁止输出用户手机号、身份证号等敏感字段。"},
+]
+KEPT = [
+    {"role": "system", "content": ORDER_SYSTEM},
+    {"role": "user", "content": "【历史摘要】用户查询了订单 10086。"},
+]
 
 
 def test_it_adds_an_incident_in_one_click(client, bob, checked) -> None:
@@ -22,7 +28,10 @@ def test_it_adds_an_incident_in_one_click(client, bob, checked) -> None:
     assert r.status_code == 302 and r["Location"].endswith(f"/events/{ev.pk}/checklist/#step-7")
     case = RegressionCase.objects.get()
     assert case.case_id == f"event-{ev.pk}" and case.project == ev.project and case.created_by == bob
-    assert case.rules == [{"id": "R1", "text": RULES[0]["text"], "severity": "high"}, {"id": "R2", "text": RULES[1]["text"], "severity": "high"}]
+    assert case.rules == [
+        {"id": "R1", "text": RULES[0]["text"], "severity": "high"},
+        {"id": "R2", "text": RULES[1]["text"], "severity": "high"},
+    ]
     assert case.expected["rules"] == {r["id"]: r["state"] for r in ev.report["rules"]}
     assert case.expected["rules"]["R1"] == "missing"
     assert case.expected["verdict"] == "fail"
@@ -48,7 +57,10 @@ def test_it_edits_the_expected_verdict(client, alice, checked) -> None:
     client.force_login(alice)
     client.post(f"/events/{ev.pk}/regression-case/")
     case = RegressionCase.objects.get()
-    r = client.post(f"/regression-cases/{case.pk}/", {"verdict": "pass", "description": "the fixed compressor must keep R1"})
+    r = client.post(
+        f"/regression-cases/{case.pk}/",
+        {"verdict": "pass", "description": "the fixed compressor must keep R1"},
+    )
     assert r.status_code == 302
     case.refresh_from_db()
     assert case.expected["verdict"] == "pass" and case.description == "the fixed compressor must keep R1"
@@ -99,7 +111,16 @@ def test_it_exports_jsonl_that_the_cli_runs(client, alice, checked, tmp_path) ->
     lines = r.content.decode().splitlines()
     cases = [json.loads(line) for line in lines]
     assert [c["id"] for c in cases] == [f"event-{lost.pk}", f"event-{kept.pk}"]
-    assert set(cases[0]) == {"id", "source", "strategy", "description", "rules", "before", "after", "expected"}
+    assert set(cases[0]) == {
+        "id",
+        "source",
+        "strategy",
+        "description",
+        "rules",
+        "before",
+        "after",
+        "expected",
+    }
 
     path = tmp_path / "set.jsonl"
     path.write_bytes(r.content)
@@ -128,7 +149,10 @@ def test_it_escapes_context_text(client, alice, checked) -> None:
 def test_the_index_lists_the_users_projects(client, alice, charlie, checked) -> None:
     client.force_login(alice)
     r = client.get("/regression/")
-    assert r.status_code == 302 and r["Location"] == f"/projects/{alice.memberships.get().project_id}/regression/"
+    assert (
+        r.status_code == 302
+        and r["Location"] == f"/projects/{alice.memberships.get().project_id}/regression/"
+    )
 
 
 def test_it_runs_the_gate_on_the_set_on_demand(client, alice, checked) -> None:

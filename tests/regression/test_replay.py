@@ -23,7 +23,9 @@ class FakeModel(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        FakeModel.received.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+        FakeModel.received.append(
+            {"path": self.path, "auth": self.headers.get("Authorization"), "body": body}
+        )
         sees_rule = any("禁止新增、修改、删除订单" in m["content"] for m in body["messages"])
         answer = "抱歉，我不能删除订单。" if sees_rule else "好的，已删除订单 10086。" + HOSTILE
         data = json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}}]}).encode()
@@ -91,7 +93,10 @@ def test_it_sends_nothing_without_an_endpoint(client, alice, checked) -> None:
 def test_it_runs_both_requests_and_shows_the_answers_side_by_side(client, alice, checked, fake_model) -> None:
     ev = checked()
     client.force_login(alice)
-    r = client.post(f"/projects/{ev.project_id}/replay-endpoint/", {"base_url": fake_model, "model": "fake-7b", "api_key": "sk-test-123"})
+    r = client.post(
+        f"/projects/{ev.project_id}/replay-endpoint/",
+        {"base_url": fake_model, "model": "fake-7b", "api_key": "sk-test-123"},
+    )
     assert r.status_code == 302
     r = client.post(f"/events/{ev.pk}/replay/", {"prompt": "帮我删掉订单 10086"}, HTTP_HX_REQUEST="true")
     assert r.status_code == 200
@@ -119,7 +124,9 @@ def test_it_runs_both_requests_and_shows_the_answers_side_by_side(client, alice,
 def test_it_records_an_unreachable_endpoint(client, alice, checked, fake_model) -> None:
     ev = checked()
     client.force_login(alice)
-    services.replay_endpoint_save(project=ev.project, base_url="http://127.0.0.1:9/v1", model="m", api_key="", user=alice)
+    services.replay_endpoint_save(
+        project=ev.project, base_url="http://127.0.0.1:9/v1", model="m", api_key="", user=alice
+    )
     run = services.replay_run_start(event=ev, prompt="x", user=alice)
     services.replay_run_execute(run_id=run.pk)
     run.refresh_from_db()
@@ -130,7 +137,12 @@ def test_it_lets_only_admins_configure_the_endpoint(client, bob, charlie, checke
     ev = checked()
     client.force_login(bob)
     assert client.get(f"/projects/{ev.project_id}/replay-endpoint/").status_code == 403
-    assert client.post(f"/projects/{ev.project_id}/replay-endpoint/", {"base_url": "http://127.0.0.1:1/v1", "model": "m"}).status_code == 403
+    assert (
+        client.post(
+            f"/projects/{ev.project_id}/replay-endpoint/", {"base_url": "http://127.0.0.1:1/v1", "model": "m"}
+        ).status_code
+        == 403
+    )
     client.force_login(charlie)
     assert client.get(f"/projects/{ev.project_id}/replay-endpoint/").status_code == 404
     assert not ReplayEndpoint.objects.exists()
@@ -140,13 +152,24 @@ def test_it_never_shows_the_stored_key(client, alice, checked, settings) -> None
     settings.CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS = True
     ev = checked()
     client.force_login(alice)
-    client.post(f"/projects/{ev.project_id}/replay-endpoint/", {"base_url": "http://127.0.0.1:1/v1", "model": "m", "api_key": "sk-secret-999"})
-    client.post(f"/projects/{ev.project_id}/replay-endpoint/", {"base_url": "http://127.0.0.1:2/v1", "model": "m2", "api_key": ""})
+    client.post(
+        f"/projects/{ev.project_id}/replay-endpoint/",
+        {"base_url": "http://127.0.0.1:1/v1", "model": "m", "api_key": "sk-secret-999"},
+    )
+    client.post(
+        f"/projects/{ev.project_id}/replay-endpoint/",
+        {"base_url": "http://127.0.0.1:2/v1", "model": "m2", "api_key": ""},
+    )
     endpoint = ReplayEndpoint.objects.get()
-    assert (endpoint.base_url, endpoint.api_key) == ("http://127.0.0.1:2/v1", "sk-secret-999")  # empty keeps the key
+    assert (endpoint.base_url, endpoint.api_key) == (
+        "http://127.0.0.1:2/v1",
+        "sk-secret-999",
+    )  # empty keeps the key
     body = client.get(f"/projects/{ev.project_id}/replay-endpoint/").content.decode()
     assert "sk-secret-999" not in body and "stored; leave empty to keep it" in body
-    r = client.post(f"/projects/{ev.project_id}/replay-endpoint/", {"base_url": "file:///etc/passwd", "model": "m"})
+    r = client.post(
+        f"/projects/{ev.project_id}/replay-endpoint/", {"base_url": "file:///etc/passwd", "model": "m"}
+    )
     assert r.status_code == 400
 
 
@@ -183,7 +206,9 @@ def test_it_refuses_an_internal_replay_endpoint_by_default(client, alice, checke
     assert not ReplayEndpoint.objects.exists()
 
 
-def test_it_refuses_to_send_a_replay_to_an_endpoint_that_turned_internal(alice, checked, fake_model, settings) -> None:
+def test_it_refuses_to_send_a_replay_to_an_endpoint_that_turned_internal(
+    alice, checked, fake_model, settings
+) -> None:
     ev = checked()
     services.replay_endpoint_save(project=ev.project, base_url=fake_model, model="m", api_key="", user=alice)
     settings.CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS = False  # e.g. stored before the guard, or DNS changed since

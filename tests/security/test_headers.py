@@ -64,7 +64,11 @@ def test_it_has_no_inline_script_in_templates() -> None:
 def test_it_passes_check_deploy_with_production_settings(tmp_path) -> None:
     # The browser tests' DJANGO_ALLOW_ASYNC_UNSAFE must not leak into a deployment check.
     env = {
-        **{k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")},
+        **{
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")
+        },
         "DEBUG": "false",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "ctxaudit.example.com",
@@ -73,7 +77,12 @@ def test_it_passes_check_deploy_with_production_settings(tmp_path) -> None:
     }
     r = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "System check identified no issues (0 silenced)." in r.stdout
@@ -85,7 +94,19 @@ def test_it_turns_on_secure_cookies_and_hsts_in_production(tmp_path) -> None:
         "print(settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE, settings.SECURE_HSTS_SECONDS,"
         " settings.SECURE_SSL_REDIRECT, settings.SESSION_COOKIE_HTTPONLY)"
     )
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(50), "DJANGO_SETTINGS_MODULE": "ctxaudit.settings"}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "DJANGO_SETTINGS_MODULE": "ctxaudit.settings",
+    }
     r = subprocess.run(  # noqa: S603 - our interpreter and a fixed snippet
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60, check=True)
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert r.stdout.split() == ["True", "True", "31536000", "True", "True"]

@@ -60,7 +60,12 @@ def hostile_event(client, alice, django_capture_on_commit_callbacks):
 
     key = api_key_for("acme")
     with django_capture_on_commit_callbacks(execute=True):
-        r = client.post("/api/v1/events", data=json.dumps(hostile_event_payload()), content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
+        r = client.post(
+            "/api/v1/events",
+            data=json.dumps(hostile_event_payload()),
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        )
     assert r.status_code == 202, r.content
     event = Event.objects.select_related("session", "project").get(pk=r.json()["id"])
     assert event.status == "checked", event.error

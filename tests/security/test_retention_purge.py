@@ -82,13 +82,19 @@ def test_it_keeps_alerts_and_their_summary(project, event) -> None:
     Project.objects.filter(pk=project.pk).update(retention_days=30)
     first = event("acme", session_id="a")
     second = event("acme", session_id="b")
-    alerts = {a.pk: (a.count, a.session_count, a.first_seen, a.last_seen) for a in Alert.objects.filter(project=project)}
+    alerts = {
+        a.pk: (a.count, a.session_count, a.first_seen, a.last_seen)
+        for a in Alert.objects.filter(project=project)
+    }
     assert alerts, "the failing order-assistant events raise alerts"
     _age(first, 31)
     _age(second, 31)
     events_purge_expired()
     assert not Event.objects.exists()
-    after = {a.pk: (a.count, a.session_count, a.first_seen, a.last_seen) for a in Alert.objects.filter(project=project)}
+    after = {
+        a.pk: (a.count, a.session_count, a.first_seen, a.last_seen)
+        for a in Alert.objects.filter(project=project)
+    }
     assert after == alerts
     # a later event adds to the kept count instead of recounting what is left
     event("acme", session_id="c")
@@ -107,7 +113,11 @@ def test_it_keeps_the_audit_log(client, alice, project, event) -> None:
 
 
 def test_it_runs_from_the_beat_schedule(project, event) -> None:
-    assert settings.CELERY_BEAT_SCHEDULE["ingest.purge_expired"]["task"] == purge_expired_task.name == "ingest.purge_expired"
+    assert (
+        settings.CELERY_BEAT_SCHEDULE["ingest.purge_expired"]["task"]
+        == purge_expired_task.name
+        == "ingest.purge_expired"
+    )
     Project.objects.filter(pk=project.pk).update(retention_days=1)
     ev = event("acme")
     _age(ev, 3)

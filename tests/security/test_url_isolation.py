@@ -35,10 +35,15 @@ class Foreign:
 
     def __init__(self) -> None:
         self.project = Project.objects.get(name="acme")
-        self.event = event("acme", session_id=f"session-{CANARY}", before=[
-            {"role": "system", "content": f"禁止删除订单。{CANARY}"},
-            {"role": "user", "content": f"删除订单 10086 {CANARY}"},
-        ], after=[{"role": "user", "content": f"【历史摘要】删除订单 {CANARY}"}])
+        self.event = event(
+            "acme",
+            session_id=f"session-{CANARY}",
+            before=[
+                {"role": "system", "content": f"禁止删除订单。{CANARY}"},
+                {"role": "user", "content": f"删除订单 10086 {CANARY}"},
+            ],
+            after=[{"role": "user", "content": f"【历史摘要】删除订单 {CANARY}"}],
+        )
         self.session = self.event.session
         self.membership = Membership.objects.filter(project=self.project).first()
         api_key_for("acme")
@@ -46,9 +51,19 @@ class Foreign:
         self.finding = self.event.findings.first()
         self.rule_outcome = self.event.rule_outcomes.first()
         self.alert = self._alert()
-        self.channel = self._make("alerts.Channel", project=self.project, kind="webhook", target="https://hooks.example.com/x")
-        self.regression_case = self._make("regression.RegressionCase", project=self.project, case_id=f"case-{CANARY}", event=self.event)
-        self.replay_run = self._make("regression.ReplayRun", event=self.event, prompt=f"prompt {CANARY}", model="m", base_url="http://127.0.0.1:9/v1")
+        self.channel = self._make(
+            "alerts.Channel", project=self.project, kind="webhook", target="https://hooks.example.com/x"
+        )
+        self.regression_case = self._make(
+            "regression.RegressionCase", project=self.project, case_id=f"case-{CANARY}", event=self.event
+        )
+        self.replay_run = self._make(
+            "regression.ReplayRun",
+            event=self.event,
+            prompt=f"prompt {CANARY}",
+            model="m",
+            base_url="http://127.0.0.1:9/v1",
+        )
 
     @staticmethod
     def _make(label: str, **fields: Any) -> models.Model | None:
@@ -146,7 +161,9 @@ NO_OBJECT: dict[str, str] = {
 OTHER_ACCESS = {"admin": "Django admin: staff only (charlie is not staff: redirect to the admin login)"}
 
 
-def _walk(resolver: URLResolver, prefix: str = "", ns: str | None = None) -> Iterator[tuple[str | None, str, str | None]]:
+def _walk(
+    resolver: URLResolver, prefix: str = "", ns: str | None = None
+) -> Iterator[tuple[str | None, str, str | None]]:
     for p in resolver.url_patterns:
         if isinstance(p, URLResolver):
             child_ns = ns
@@ -190,7 +207,14 @@ def _request(client, name: str, kwargs: dict[str, Any], key: str) -> tuple[int, 
     post_status = None
     body = r.content
     if r.status_code == 405:
-        p = client.post(url, data=json.dumps({}) if name.startswith("api:") else {}, content_type="application/json" if name.startswith("api:") else "application/x-www-form-urlencoded", **headers)
+        p = client.post(
+            url,
+            data=json.dumps({}) if name.startswith("api:") else {},
+            content_type="application/json"
+            if name.startswith("api:")
+            else "application/x-www-form-urlencoded",
+            **headers,
+        )
         post_status, body = p.status_code, p.content
     return r.status_code, post_status, body
 
@@ -203,7 +227,9 @@ def charlie_client(client, alice, charlie):
 
 # One acme setup per test, every URL in a loop: ingesting the event is the slow part.
 @pytest.mark.django_db
-def test_it_answers_404_for_another_projects_objects(charlie_client, django_capture_on_commit_callbacks) -> None:
+def test_it_answers_404_for_another_projects_objects(
+    charlie_client, django_capture_on_commit_callbacks
+) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         foreign = Foreign()
     key = api_key_for("other")
@@ -236,7 +262,9 @@ def test_it_answers_404_for_missing_objects(charlie_client, django_capture_on_co
 
 
 @pytest.mark.django_db
-def test_it_shows_no_foreign_text_on_object_free_urls(charlie_client, django_capture_on_commit_callbacks) -> None:
+def test_it_shows_no_foreign_text_on_object_free_urls(
+    charlie_client, django_capture_on_commit_callbacks
+) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         Foreign()
     key = api_key_for("other")
@@ -244,7 +272,9 @@ def test_it_shows_no_foreign_text_on_object_free_urls(charlie_client, django_cap
     for name in sorted(n for n in NO_OBJECT if n != "logout"):
         get_status, _, body = _request(charlie_client, name, {}, key)
         if get_status >= 500 or CANARY.encode() in body:
-            problems.append(f"{name}: status {get_status}, canary {'shown' if CANARY.encode() in body else 'absent'}")
+            problems.append(
+                f"{name}: status {get_status}, canary {'shown' if CANARY.encode() in body else 'absent'}"
+            )
     assert not problems, "\n".join(problems)
 
 
@@ -256,7 +286,9 @@ def test_it_keeps_outsiders_out_of_the_admin(charlie_client) -> None:
 
 
 @pytest.mark.django_db
-def test_it_ignores_foreign_ids_in_bulk_acknowledge(charlie_client, django_capture_on_commit_callbacks) -> None:
+def test_it_ignores_foreign_ids_in_bulk_acknowledge(
+    charlie_client, django_capture_on_commit_callbacks
+) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         foreign = Foreign()
     before = _snapshot(foreign)
@@ -269,11 +301,23 @@ def _snapshot(f: Foreign) -> tuple[Any, ...]:
     f.project.refresh_from_db()
     alerts: list[Any] = []
     if f.channel is not None:
-        alerts.append(sorted(type(f.channel).objects.filter(project=f.project).values_list("pk", "enabled", "target")))
+        alerts.append(
+            sorted(type(f.channel).objects.filter(project=f.project).values_list("pk", "enabled", "target"))
+        )
     if f.regression_case is not None:
-        alerts.append(sorted(type(f.regression_case).objects.filter(project=f.project).values_list("pk", "case_id", "description")))
+        alerts.append(
+            sorted(
+                type(f.regression_case)
+                .objects.filter(project=f.project)
+                .values_list("pk", "case_id", "description")
+            )
+        )
     if f.alert is not None:
-        alerts += sorted(type(f.alert).objects.filter(project=f.project).values_list("pk", "status", "assignee_id", "muted_until", "count"))
+        alerts += sorted(
+            type(f.alert)
+            .objects.filter(project=f.project)
+            .values_list("pk", "status", "assignee_id", "muted_until", "count")
+        )
     return (
         alerts,
         (f.project.name, f.project.redact_pii, f.project.retention_days, f.project.decay_compressions),

@@ -36,7 +36,10 @@ def build_session(
     pend = set(pending)
     t0 = timezone.now() - timedelta(days=1)
     session, _ = Session.objects.get_or_create(project=project, external_id=external_id)
-    rules = [{"id": rid, "text": (texts or {}).get(rid, f"Rule {rid}: never delete data."), "severity": "high"} for rid in series]
+    rules = [
+        {"id": rid, "text": (texts or {}).get(rid, f"Rule {rid}: never delete data."), "severity": "high"}
+        for rid in series
+    ]
     events = Event.objects.bulk_create(
         Event(
             project=project,
@@ -55,7 +58,8 @@ def build_session(
         for i in range(n)
     )
     SessionRule.objects.bulk_create(
-        [SessionRule(session=session, rule_id=r["id"], text=r["text"], first_event=events[0]) for r in rules], ignore_conflicts=True
+        [SessionRule(session=session, rule_id=r["id"], text=r["text"], first_event=events[0]) for r in rules],
+        ignore_conflicts=True,
     )
     RuleOutcome.objects.bulk_create(
         RuleOutcome(event=events[i], rule_id=rid, text=rules[k]["text"], state=state_for(s), strength=s)

@@ -14,7 +14,11 @@ pytestmark = pytest.mark.django_db
 
 
 def _decays(session):
-    return sorted(Finding.objects.filter(event__session=session, kind="rule_decay").values_list("event__sequence", "rule_id"))
+    return sorted(
+        Finding.objects.filter(event__session=session, kind="rule_decay").values_list(
+            "event__sequence", "rule_id"
+        )
+    )
 
 
 def test_it_raises_decay_across_n_steps_when_no_step_lost_the_rule(project) -> None:
@@ -68,7 +72,9 @@ def test_it_recomputes_later_events_when_an_earlier_one_is_checked_late(project)
     assert _decays(session) == [(3, "R1")]
     assert Event.objects.get(pk=events[2].id).verdict == "fail"
     # Now sequence 2 arrives: 0.8 → 0.9 is a rise, so the only run left is 0.9 → 0.7 (one fall).
-    Event.objects.filter(pk=events[1].id).update(status="checked", verdict="pass", report={"verdict": "pass", "findings": []})
+    Event.objects.filter(pk=events[1].id).update(
+        status="checked", verdict="pass", report={"verdict": "pass", "findings": []}
+    )
     RuleOutcome.objects.create(event=events[1], rule_id="R1", text="x", state="weakened", strength=0.9)
     changed = session_decay_sync(event_id=events[1].id)
     assert changed == [events[2].id]
@@ -82,7 +88,9 @@ def test_it_moves_a_finding_when_a_late_event_completes_an_earlier_run(project) 
     session, events = build_session(project, {"R1": [0.8, 0.6, 0.4]}, pending=[1])
     session_decay_sync(event_id=events[2].id)
     assert _decays(session) == [(3, "R1")]
-    Event.objects.filter(pk=events[1].id).update(status="checked", verdict="pass", report={"verdict": "pass", "findings": []})
+    Event.objects.filter(pk=events[1].id).update(
+        status="checked", verdict="pass", report={"verdict": "pass", "findings": []}
+    )
     RuleOutcome.objects.create(event=events[1], rule_id="R1", text="x", state="weakened", strength=0.6)
     session_decay_sync(event_id=events[1].id)
     assert _decays(session) == [(2, "R1")]
@@ -99,7 +107,9 @@ def test_it_runs_after_each_check(project) -> None:
 
 def test_it_keeps_a_failing_engine_verdict(project) -> None:
     session, events = build_session(project, {"R1": [0.8, 0.6]})
-    Event.objects.filter(pk=events[1].id).update(verdict="fail", report={"verdict": "fail", "findings": [{"kind": "rule_weakened"}]})
+    Event.objects.filter(pk=events[1].id).update(
+        verdict="fail", report={"verdict": "fail", "findings": [{"kind": "rule_weakened"}]}
+    )
     session_decay_sync(event_id=events[1].id)
     ev = Event.objects.get(pk=events[1].id)
     assert ev.verdict == "fail"

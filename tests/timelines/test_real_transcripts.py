@@ -13,10 +13,22 @@ from tests.factories import PASSWORD
 pytestmark = pytest.mark.django_db
 
 
-def test_it_shows_the_timeline_of_a_real_multi_compaction_session(shared_dir, project, client, django_capture_on_commit_callbacks) -> None:
+def test_it_shows_the_timeline_of_a_real_multi_compaction_session(
+    shared_dir, project, client, django_capture_on_commit_callbacks
+) -> None:
     with django_capture_on_commit_callbacks(execute=True):
-        call_command("import_transcripts", str(shared_dir / "samples" / "real"), project=project.name, stdout=open("/dev/null", "w"))  # noqa: SIM115
-    multi = list(Session.objects.filter(project=project).annotate(n=Count("events")).filter(n__gte=2).select_related("project"))
+        call_command(
+            "import_transcripts",
+            str(shared_dir / "samples" / "real"),
+            project=project.name,
+            stdout=open("/dev/null", "w"),
+        )  # noqa: SIM115
+    multi = list(
+        Session.objects.filter(project=project)
+        .annotate(n=Count("events"))
+        .filter(n__gte=2)
+        .select_related("project")
+    )
     assert multi, "samples/real holds a transcript with two compactions in one session"
     for session in multi:
         tl = session_timeline(session)
@@ -25,7 +37,9 @@ def test_it_shows_the_timeline_of_a_real_multi_compaction_session(shared_dir, pr
         assert [e.sequence for e in tl.events] == sorted(e.sequence for e in tl.events)
         assert tl.rules, "the user's standing instructions are the rules in force"
         for rule in tl.rules:
-            assert rule.points and all(p.strength is not None and 0.0 <= p.strength <= 1.0 for p in rule.points)
+            assert rule.points and all(
+                p.strength is not None and 0.0 <= p.strength <= 1.0 for p in rule.points
+            )
             # A rule's series runs from its first appearance to the session's last compression.
             assert rule.points[-1].event.id == tl.events[-1].id
 

@@ -26,14 +26,24 @@ def _series(tl, rule_id):
 def test_it_orders_events_by_sequence_then_time_then_id(project) -> None:
     session, events = build_session(project, {"R1": [1.0, 0.6, 0.3, 0.0]}, sequences=[3, None, 1, 2])
     # Same sequence, different times: time decides.
-    late = Event.objects.create(project=project, session=session, sequence=1, occurred_at=timezone.now(), before=[], after=[], status="checked")
+    late = Event.objects.create(
+        project=project,
+        session=session,
+        sequence=1,
+        occurred_at=timezone.now(),
+        before=[],
+        after=[],
+        status="checked",
+    )
     tl = session_timeline(session)
     assert [e.sequence for e in tl.events] == [1, 1, 2, 3, None]
     assert [e.id for e in tl.events][:2] == [events[2].id, late.id]
 
 
 def test_it_marks_first_weakening_and_first_loss(project) -> None:
-    session, events = build_session(project, {"R1": [1.0, 0.7, 0.4, 0.0, 0.0], "R2": [1.0, 1.0, 1.0, 1.0, 1.0]})
+    session, events = build_session(
+        project, {"R1": [1.0, 0.7, 0.4, 0.0, 0.0], "R2": [1.0, 1.0, 1.0, 1.0, 1.0]}
+    )
     tl = session_timeline(session)
     r1 = _series(tl, "R1")
     assert [p.state for p in r1.points] == ["retained", "weakened", "weakened", "missing", "missing"]
@@ -50,15 +60,24 @@ def test_it_counts_a_rule_without_outcome_as_missing_from_its_first_appearance(p
     session, events = build_session(project, {"R1": [1.0, 1.0, 1.0]})
     # R2 comes in at the second compression, then the engine says nothing about it at the third.
     SessionRule.objects.create(session=session, rule_id="R2", text="Always ask twice.", first_event=events[1])
-    RuleOutcome.objects.create(event=events[1], rule_id="R2", text="Always ask twice.", state="retained", strength=1.0)
+    RuleOutcome.objects.create(
+        event=events[1], rule_id="R2", text="Always ask twice.", state="retained", strength=1.0
+    )
     r2 = _series(session_timeline(session), "R2")
-    assert [(p.event.id, p.state, p.strength) for p in r2.points] == [(events[1].id, "retained", 1.0), (events[2].id, "missing", 0.0)]
+    assert [(p.event.id, p.state, p.strength) for p in r2.points] == [
+        (events[1].id, "retained", 1.0),
+        (events[2].id, "missing", 0.0),
+    ]
 
 
 def test_it_leaves_unchecked_events_without_strength(project) -> None:
     session, events = build_session(project, {"R1": [1.0, 0.5, 0.2]}, pending=[1])
     r1 = _series(session_timeline(session), "R1")
-    assert [(p.state, p.strength) for p in r1.points] == [("retained", 1.0), ("pending", None), ("weakened", 0.2)]
+    assert [(p.state, p.strength) for p in r1.points] == [
+        ("retained", 1.0),
+        ("pending", None),
+        ("weakened", 0.2),
+    ]
 
 
 def test_it_shows_the_seed_decay_session(shared_dir, project, django_capture_on_commit_callbacks) -> None:
@@ -89,8 +108,12 @@ def test_it_shows_the_seed_decay_session(shared_dir, project, django_capture_on_
         assert all(b <= a for a, b in zip(strengths, strengths[1:], strict=False)), strengths
     for rule_id, allowed in sample["expected"]["first_missing_sequence"].items():
         first = _series(tl, rule_id).first_missing
-        assert first is not None and first.event.sequence in allowed, [(p.event.sequence, p.state, p.strength) for p in _series(tl, rule_id).points]
+        assert first is not None and first.event.sequence in allowed, [
+            (p.event.sequence, p.state, p.strength) for p in _series(tl, rule_id).points
+        ]
     # And the session-level finding: D1 fell at two compressions in a row (from 1.0 as stated).
-    decays = Finding.objects.filter(event__session=session, kind="rule_decay", rule_id="D1").select_related("event")
+    decays = Finding.objects.filter(event__session=session, kind="rule_decay", rule_id="D1").select_related(
+        "event"
+    )
     assert [f.event.sequence for f in decays] in ([2], [3])
     assert all(f.event.verdict == "fail" for f in decays)

@@ -17,11 +17,15 @@ HOSTILE = '<script>alert(1)</script><div hx-get="/x">'
 
 
 def _get(client, key, session_id):
-    return client.get(f"/api/v1/sessions/{quote(session_id, safe='')}/timeline", HTTP_AUTHORIZATION=f"Bearer {key}")
+    return client.get(
+        f"/api/v1/sessions/{quote(session_id, safe='')}/timeline", HTTP_AUTHORIZATION=f"Bearer {key}"
+    )
 
 
 def test_it_works(client, project, api_key) -> None:
-    session, events = build_session(project, {"R1": [1.0, 0.6, 0.0], "R2": [1.0, 1.0, 1.0]}, external_id="run-42")
+    session, events = build_session(
+        project, {"R1": [1.0, 0.6, 0.0], "R2": [1.0, 1.0, 1.0]}, external_id="run-42"
+    )
     r = _get(client, api_key, "run-42")
     assert r.status_code == 200
     body = r.json()

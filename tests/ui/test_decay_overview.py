@@ -24,9 +24,27 @@ def alice_client(client, alice):
 @pytest.fixture
 def sessions(project, charlie):
     """Two strategies in acme: summary decays R1, structured keeps it; charlie's project decays too."""
-    s1, e1 = build_session(project, {"R1": [0.8, 0.6, 0.0], "R2": [1.0, 1.0, 1.0]}, external_id="sum-1", strategy="summary", model="gpt-4o")
-    s2, e2 = build_session(project, {"R1": [1.0, 1.0, 1.0], "R2": [1.0, 1.0, 0.5]}, external_id="str-1", strategy="structured", model="claude")
-    s3, e3 = build_session(Project.objects.get(name="other"), {"SECRET": [0.5, 0.2]}, external_id="other-1", strategy="truncation", model="secret-model")
+    s1, e1 = build_session(
+        project,
+        {"R1": [0.8, 0.6, 0.0], "R2": [1.0, 1.0, 1.0]},
+        external_id="sum-1",
+        strategy="summary",
+        model="gpt-4o",
+    )
+    s2, e2 = build_session(
+        project,
+        {"R1": [1.0, 1.0, 1.0], "R2": [1.0, 1.0, 0.5]},
+        external_id="str-1",
+        strategy="structured",
+        model="claude",
+    )
+    s3, e3 = build_session(
+        Project.objects.get(name="other"),
+        {"SECRET": [0.5, 0.2]},
+        external_id="other-1",
+        strategy="truncation",
+        model="secret-model",
+    )
     for e in (e1, e2, e3):
         session_decay_sync(event_id=e[0].id)
     return s1, s2, s3
@@ -37,7 +55,13 @@ def test_it_aggregates_by_strategy_and_model(project, sessions) -> None:
     rows = {(r["event__strategy"], r["event__model"]): r for r in ov.by_strategy}
     assert set(rows) == {("summary", "gpt-4o"), ("structured", "claude")}
     summary = rows[("summary", "gpt-4o")]
-    assert (summary["outcomes"], summary["weakened"], summary["missing"], summary["decays"], summary["sessions"]) == (6, 2, 1, 1, 1)
+    assert (
+        summary["outcomes"],
+        summary["weakened"],
+        summary["missing"],
+        summary["decays"],
+        summary["sessions"],
+    ) == (6, 2, 1, 1, 1)
     assert summary["avg_strength"] == pytest.approx((0.8 + 0.6 + 0.0 + 3.0) / 6)
     assert summary["loss_rate"] == pytest.approx(0.5)
     structured = rows[("structured", "claude")]
@@ -45,7 +69,12 @@ def test_it_aggregates_by_strategy_and_model(project, sessions) -> None:
     # Safest strategy first: ops pick from the top.
     assert [r["event__strategy"] for r in ov.by_strategy] == ["structured", "summary"]
     worst = ov.by_rule[0]
-    assert (worst["rule_id"], worst["event__strategy"], worst["decays"], worst["missing"]) == ("R1", "summary", 1, 1)
+    assert (worst["rule_id"], worst["event__strategy"], worst["decays"], worst["missing"]) == (
+        "R1",
+        "summary",
+        1,
+        1,
+    )
     assert [s["event__session__external_id"] for s in ov.sessions] == ["sum-1"]
 
 
@@ -86,7 +115,9 @@ def test_it_renders_partial_for_htmx(alice_client, sessions) -> None:
 
 
 def test_it_escapes_rule_text(alice_client, project) -> None:
-    build_session(project, {HOSTILE: [0.5, 0.2]}, external_id=HOSTILE, texts={HOSTILE: HOSTILE}, model=HOSTILE)
+    build_session(
+        project, {HOSTILE: [0.5, 0.2]}, external_id=HOSTILE, texts={HOSTILE: HOSTILE}, model=HOSTILE
+    )
     html = alice_client.get("/decay/").content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<script>alert" not in html
@@ -95,7 +126,12 @@ def test_it_escapes_rule_text(alice_client, project) -> None:
 
 def test_it_aggregates_in_constant_queries(alice_client, project, django_assert_max_num_queries) -> None:
     for i in range(20):
-        build_session(project, {f"R{k}": [1.0, 0.5, 0.2] for k in range(5)}, external_id=f"s{i}", strategy=("summary", "structured")[i % 2])
+        build_session(
+            project,
+            {f"R{k}": [1.0, 0.5, 0.2] for k in range(5)},
+            external_id=f"s{i}",
+            strategy=("summary", "structured")[i % 2],
+        )
     with django_assert_max_num_queries(12):
         assert alice_client.get("/decay/").status_code == 200
 

@@ -46,7 +46,9 @@ def test_it_checks_ownership(client, alice, charlie, checked) -> None:
     ev = checked("other")
     client.login(username="alice", password=PASSWORD)
     assert client.get(f"/events/{ev.pk}/").status_code == 404
-    assert client.get(f"/events/{ev.pk}/expand/?level=messages&op=equal&b0=0&b1=1&a0=0&a1=1").status_code == 404
+    assert (
+        client.get(f"/events/{ev.pk}/expand/?level=messages&op=equal&b0=0&b1=1&a0=0&a1=1").status_code == 404
+    )
 
 
 def test_it_requires_login(client, alice, checked) -> None:
@@ -67,8 +69,16 @@ def _hostile_event(checked):
     return checked(
         session_id=HOSTILE,
         rules=[{"id": "R1", "text": HOSTILE}, {"id": "R2", "text": "禁止删除任何订单"}],
-        before=[{"role": "system", "content": "禁止删除任何订单。" + HOSTILE}, *filler, {"role": "user", "content": HOSTILE}],
-        after=[{"role": "system", "content": "删除订单需谨慎。"}, *filler, {"role": "user", "content": HOSTILE + " again"}],
+        before=[
+            {"role": "system", "content": "禁止删除任何订单。" + HOSTILE},
+            *filler,
+            {"role": "user", "content": HOSTILE},
+        ],
+        after=[
+            {"role": "system", "content": "删除订单需谨慎。"},
+            *filler,
+            {"role": "user", "content": HOSTILE + " again"},
+        ],
     )
 
 
@@ -86,7 +96,10 @@ def test_it_escapes_context_text(client, alice, checked) -> None:
     _assert_escaped(body)
     assert "&lt;div hx-get=&quot;/x&quot; hx-trigger=&quot;load&quot;&gt;" in body
     # foreign text only ever sits inside hx-disable containers: every cell of the diff carries it
-    assert body.count('class="cell cell-before') == body.count('class="cell cell-before') and 'hx-disable' in body
+    assert (
+        body.count('class="cell cell-before') == body.count('class="cell cell-before')
+        and "hx-disable" in body
+    )
     for cell in body.split('<div class="cell ')[1:]:
         assert cell.split(">", 1)[0].endswith("hx-disable")
 
@@ -96,7 +109,9 @@ def test_it_escapes_context_text_in_the_expand_partial(client, alice, checked) -
     client.login(username="alice", password=PASSWORD)
     page = client.get(f"/events/{ev.pk}/").content.decode()
     assert "Show 18 unchanged messages" in page
-    r = client.get(f"/events/{ev.pk}/expand/?level=messages&op=equal&b0=0&b1=22&a0=0&a1=22", HTTP_HX_REQUEST="true")
+    r = client.get(
+        f"/events/{ev.pk}/expand/?level=messages&op=equal&b0=0&b1=22&a0=0&a1=22", HTTP_HX_REQUEST="true"
+    )
     assert r.status_code == 200
     body = r.content.decode()
     assert "<html" not in body
@@ -106,13 +121,20 @@ def test_it_escapes_context_text_in_the_expand_partial(client, alice, checked) -
 
 def test_it_renders_partial_for_htmx(client, alice, checked) -> None:
     ev = checked(
-        before=[{"role": "system", "content": "\n".join(f"rule line {i}" for i in range(40)) + "\nnever delete"}],
-        after=[{"role": "system", "content": "\n".join(f"rule line {i}" for i in range(40)) + "\nbe careful"}],
+        before=[
+            {"role": "system", "content": "\n".join(f"rule line {i}" for i in range(40)) + "\nnever delete"}
+        ],
+        after=[
+            {"role": "system", "content": "\n".join(f"rule line {i}" for i in range(40)) + "\nbe careful"}
+        ],
     )
     client.login(username="alice", password=PASSWORD)
     page = client.get(f"/events/{ev.pk}/").content.decode()
     assert "Show 34 unchanged lines" in page
-    r = client.get(f"/events/{ev.pk}/expand/?level=lines&op=equal&b0=3&b1=37&a0=3&a1=37&bm=0&am=0", HTTP_HX_REQUEST="true")
+    r = client.get(
+        f"/events/{ev.pk}/expand/?level=lines&op=equal&b0=3&b1=37&a0=3&a1=37&bm=0&am=0",
+        HTTP_HX_REQUEST="true",
+    )
     assert r.status_code == 200
     body = r.content.decode()
     assert "<html" not in body
@@ -123,7 +145,10 @@ def test_it_renders_partial_for_htmx(client, alice, checked) -> None:
 def test_it_answers_404_for_a_forged_range(client, alice, checked) -> None:
     ev = checked()
     client.login(username="alice", password=PASSWORD)
-    assert client.get(f"/events/{ev.pk}/expand/?level=messages&op=equal&b0=0&b1=99&a0=0&a1=99").status_code == 404
+    assert (
+        client.get(f"/events/{ev.pk}/expand/?level=messages&op=equal&b0=0&b1=99&a0=0&a1=99").status_code
+        == 404
+    )
     assert client.get(f"/events/{ev.pk}/expand/?level=lines&op=equal&b0=x").status_code == 404
 
 
@@ -140,7 +165,10 @@ def test_it_links_hidden_highlights_to_the_full_page(client, alice, checked) -> 
     ev = checked(
         rules=[{"id": f"R{i}", "text": f"Rule {i}: never delete order {i}."} for i in range(80)],
         before=[{"role": "system", "content": "You are an order bot."}, *turns],
-        after=[{"role": "system", "content": "You are an order bot!"}, {"role": "user", "content": "summary"}],
+        after=[
+            {"role": "system", "content": "You are an order bot!"},
+            {"role": "user", "content": "summary"},
+        ],
     )
     client.login(username="alice", password=PASSWORD)
     body = client.get(f"/events/{ev.pk}/").content.decode()
@@ -172,4 +200,6 @@ def test_it_sends_an_expired_htmx_session_to_the_login_page(client, alice, check
     )
     assert r.status_code == 200
     assert r["HX-Redirect"] == f"/login/?next=/events/{ev.pk}/"
-    assert client.get(f"/events/{ev.pk}/expand/?level=messages").status_code == 302  # plain request: the usual redirect
+    assert (
+        client.get(f"/events/{ev.pk}/expand/?level=messages").status_code == 302
+    )  # plain request: the usual redirect

@@ -24,7 +24,9 @@ def alice_client(client, alice):
 
 
 def test_it_works(alice_client, project) -> None:
-    session, events = build_session(project, {"R1": [1.0, 0.7, 0.4, 0.0], "R2": [1.0, 1.0, 1.0, 1.0]}, external_id="run-7")
+    session, events = build_session(
+        project, {"R1": [1.0, 0.7, 0.4, 0.0], "R2": [1.0, 1.0, 1.0, 1.0]}, external_id="run-7"
+    )
     session_decay_sync(event_id=events[0].id)
     r = alice_client.get(f"/sessions/{session.pk}/")
     assert r.status_code == 200
@@ -37,13 +39,22 @@ def test_it_works(alice_client, project) -> None:
     assert html.count('<svg class="timeline-chart"') == 2
     assert "Strength of rule R1 across 4 compressions" in html
     assert "First weakened at compression 2. First missing at compression 4." in html
-    assert "<title>Rule R1, compression 2: weakened, strength 0.70 (first weakened). Opens the event&#x27;s diff.</title>" in html
-    assert "<title>Rule R1, compression 4: missing, strength 0.00 (first missing). Opens the event&#x27;s diff.</title>" in html
+    assert (
+        "<title>Rule R1, compression 2: weakened, strength 0.70 (first weakened). Opens the event&#x27;s diff.</title>"
+        in html
+    )
+    assert (
+        "<title>Rule R1, compression 4: missing, strength 0.00 (first missing). Opens the event&#x27;s diff.</title>"
+        in html
+    )
     # States in shapes (not colour alone) and in words.
     assert 'href="#mk-weakened"' in html and 'href="#mk-missing"' in html and 'href="#mk-retained"' in html
     assert ">first weakened</text>" in html and ">first missing</text>" in html
     # Decay: 1.0 → 0.7 → 0.4 is two falls in a row, completed at compression 3.
-    assert "<title>Rule R1, compression 3: weakened, strength 0.40 (decay). Opens the event&#x27;s diff.</title>" in html
+    assert (
+        "<title>Rule R1, compression 3: weakened, strength 0.40 (decay). Opens the event&#x27;s diff.</title>"
+        in html
+    )
     assert 'href="#mk-decay"' in html
     # The table view of the same numbers.
     assert "Table view of rule R1" in html
@@ -76,14 +87,20 @@ def test_it_rejects_post(alice_client, project) -> None:
 
 
 def test_it_escapes_rule_text_and_session_id(alice_client, project) -> None:
-    session, events = build_session(project, {HOSTILE: [1.0, 0.5]}, external_id=HOSTILE, texts={HOSTILE: HOSTILE})
+    session, events = build_session(
+        project, {HOSTILE: [1.0, 0.5]}, external_id=HOSTILE, texts={HOSTILE: HOSTILE}
+    )
     r = alice_client.get(f"/sessions/{session.pk}/")
     html = r.content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<script>alert" not in html
     assert 'hx-get="/x"' not in html
     # In the SVG (titles, desc) and in the table, foreign text sits inside hx-disable.
-    svg = html[html.index('<svg class="timeline-chart"') : html.index("</svg>", html.index('<svg class="timeline-chart"'))]
+    svg = html[
+        html.index('<svg class="timeline-chart"') : html.index(
+            "</svg>", html.index('<svg class="timeline-chart"')
+        )
+    ]
     assert "Strength of rule &lt;script&gt;" in svg
     assert "<title>Rule &lt;script&gt;" in svg
     section = html[html.index('<section class="rule-timeline"') :]
@@ -112,7 +129,9 @@ def test_it_pages_rules_without_htmx(alice_client, project) -> None:
     assert "<code>R11</code>" in html
 
 
-def test_it_renders_a_big_session_in_constant_queries(alice_client, project, api_key, django_assert_max_num_queries) -> None:
+def test_it_renders_a_big_session_in_constant_queries(
+    alice_client, project, api_key, django_assert_max_num_queries
+) -> None:
     """500 compressions × 50 rules: the page's (and the JSON's) query count does not grow with the session."""
     series = {f"R{k:02d}": [max(0.0, 1.0 - 0.002 * i * (k % 3)) for i in range(500)] for k in range(50)}
     session, _ = build_session(project, series, external_id="big")
@@ -121,14 +140,19 @@ def test_it_renders_a_big_session_in_constant_queries(alice_client, project, api
     assert r.status_code == 200
     assert r.content.decode().count('<svg class="timeline-chart"') == 5  # POINTS_PER_PAGE // 500 events
     with django_assert_max_num_queries(8):
-        assert alice_client.get(f"/sessions/{session.pk}/?rules_page=5", HTTP_HX_REQUEST="true").status_code == 200
+        assert (
+            alice_client.get(f"/sessions/{session.pk}/?rules_page=5", HTTP_HX_REQUEST="true").status_code
+            == 200
+        )
     with django_assert_max_num_queries(6):
         r = alice_client.get("/api/v1/sessions/big/timeline", HTTP_AUTHORIZATION=f"Bearer {api_key}")
     assert r.status_code == 200
     assert len(r.json()["rules"]) == 50 and all(len(x["points"]) == 500 for x in r.json()["rules"])
 
 
-def test_it_links_sessions_from_the_event_pages(alice_client, project, django_capture_on_commit_callbacks) -> None:
+def test_it_links_sessions_from_the_event_pages(
+    alice_client, project, django_capture_on_commit_callbacks
+) -> None:
     with django_capture_on_commit_callbacks(execute=True):
         ev = event(session_id="linked-session")
     session = Session.objects.get(external_id="linked-session")
@@ -159,6 +183,8 @@ def test_it_shows_a_session_without_rules(alice_client, project) -> None:
     from ctxaudit.ingest.models import Event, Session
 
     session = Session.objects.create(project=project, external_id="empty")
-    Event.objects.create(project=project, session=session, sequence=1, before=[], after=[], status="checked", verdict="pass")
+    Event.objects.create(
+        project=project, session=session, sequence=1, before=[], after=[], status="checked", verdict="pass"
+    )
     html = alice_client.get(f"/sessions/{session.pk}/").content.decode()
     assert "No rules in force in this session." in html

@@ -7,7 +7,9 @@ from pathlib import Path
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 ALLOWED: set[str] = set()  # must stay empty
-UNSAFE = re.compile(r"\|\s*safe\b|autoescape\s+off|\|\s*safeseq\b|<script>(?!\s*</script>)|\son[a-z]+\s*=", re.I)
+UNSAFE = re.compile(
+    r"\|\s*safe\b|autoescape\s+off|\|\s*safeseq\b|<script>(?!\s*</script>)|\son[a-z]+\s*=", re.I
+)
 
 
 def test_it_finds_no_unsafe_template_constructs() -> None:

@@ -5,44 +5,67 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('ingest', '0001_initial'),
+        ("ingest", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Finding',
+            name="Finding",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(db_index=True, max_length=40)),
-                ('severity', models.CharField(max_length=10)),
-                ('rule_id', models.CharField(blank=True, max_length=100, null=True)),
-                ('message', models.TextField()),
-                ('evidence', models.JSONField(default=list)),
-                ('event', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='findings', to='ingest.event')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kind", models.CharField(db_index=True, max_length=40)),
+                ("severity", models.CharField(max_length=10)),
+                ("rule_id", models.CharField(blank=True, max_length=100, null=True)),
+                ("message", models.TextField()),
+                ("evidence", models.JSONField(default=list)),
+                (
+                    "event",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="findings",
+                        to="ingest.event",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='RuleOutcome',
+            name="RuleOutcome",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rule_id', models.CharField(max_length=100)),
-                ('text', models.TextField()),
-                ('state', models.CharField(max_length=10)),
-                ('strength', models.FloatField()),
-                ('role_before', models.CharField(blank=True, max_length=20, null=True)),
-                ('role_after', models.CharField(blank=True, max_length=20, null=True)),
-                ('demoted', models.BooleanField(default=False)),
-                ('event', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rule_outcomes', to='ingest.event')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("rule_id", models.CharField(max_length=100)),
+                ("text", models.TextField()),
+                ("state", models.CharField(max_length=10)),
+                ("strength", models.FloatField()),
+                ("role_before", models.CharField(blank=True, max_length=20, null=True)),
+                ("role_after", models.CharField(blank=True, max_length=20, null=True)),
+                ("demoted", models.BooleanField(default=False)),
+                (
+                    "event",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="rule_outcomes",
+                        to="ingest.event",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['rule_id', 'state'], name='audits_rule_rule_id_f171fb_idx')],
+                "indexes": [models.Index(fields=["rule_id", "state"], name="audits_rule_rule_id_f171fb_idx")],
             },
         ),
     ]

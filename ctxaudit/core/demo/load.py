@@ -26,7 +26,9 @@ def demo_load(*, stdout: TextIO | None = None) -> str:
     for line in SCENARIOS.read_text(encoding="utf-8").splitlines():
         if line.strip():
             sc = json.loads(line)
-            _ingest_case(project, sc, session_id=sc["session"], sequence=sc["sequence"], key=f"scenario:{sc['id']}")
+            _ingest_case(
+                project, sc, session_id=sc["session"], sequence=sc["sequence"], key=f"scenario:{sc['id']}"
+            )
     samples = shared_samples_dir()
     if samples is not None:
         for line in (samples / "seed_cases.jsonl").read_text(encoding="utf-8").splitlines():
@@ -35,7 +37,13 @@ def demo_load(*, stdout: TextIO | None = None) -> str:
                 _ingest_case(project, case, session_id=case["id"], sequence=1, key=f"seed:{case['id']}")
         decay = json.loads((samples / "seed_decay_session.json").read_text(encoding="utf-8"))
         for ev in decay["events"]:
-            _ingest_case(project, {**ev, "rules": decay["rules"], "strategy": "summary"}, session_id=decay["session"], sequence=ev["sequence"], key=f"decay:{ev['sequence']}")
+            _ingest_case(
+                project,
+                {**ev, "rules": decay["rules"], "strategy": "summary"},
+                session_id=decay["session"],
+                sequence=ev["sequence"],
+                key=f"decay:{ev['sequence']}",
+            )
         if (samples / "real").is_dir():
             files, _ = transcript_files([samples / "real"])
             for path in files:

@@ -73,7 +73,9 @@ _EN_AUTH = (
 )
 _ROLE_WORDS_ZH = r"(?:超级管理员|超管|管理员|系统管理员|老板|店长|经理|主管|负责人|开发者|开发人员|运维|审核员|内部员工|客服主管|安全团队)"
 _ROLE_WORDS_EN = r"(?:admin|administrator|owner|manager|supervisor|developer|root|sysadmin|ceo|employee|staff member|security team|it department|support lead|moderator)"
-_ZH_IDENTITY = rf"(?:我|本人|用户|对方|客户|他|她|该用户)(?:是|为|身为|作为)[^，。；,;]{{0,6}}?{_ROLE_WORDS_ZH}"
+_ZH_IDENTITY = (
+    rf"(?:我|本人|用户|对方|客户|他|她|该用户)(?:是|为|身为|作为)[^，。；,;]{{0,6}}?{_ROLE_WORDS_ZH}"
+)
 _EN_IDENTITY = (
     rf"\b(?:i am|i'm|im|this is|speaking as|as)\s+(?:the\s+|an?\s+|your\s+|their\s+)?(?:\w+\s+)?{_ROLE_WORDS_EN}\b"
     rf"|\b(?:user|customer|caller|requester|they|he|she)\s+(?:is|are|was|'s)\s+(?:the\s+|an?\s+|our\s+|their\s+)?(?:\w+\s+)?{_ROLE_WORDS_EN}\b"
@@ -139,7 +141,10 @@ ATTRIBUTION = re.compile(
 )
 _NEG_ZH = re.compile(r"[未没无非否]|不(?!仅|但|过|久)|拒绝|驳回")
 _NEG_EN = re.compile(r"\b(?:not|no|never|denied|rejected|declined|unapproved|unauthori[sz]ed)\b|n't\b", re.I)
-_NEG_AFTER = re.compile(r"^[^，。；,;]{0,6}?(?:未(?:通过|生效|获批|确认)|被(?:拒|驳回)|无效)|^\s*(?:was|were|is|has been)\s+(?:denied|rejected|revoked|refused)", re.I)
+_NEG_AFTER = re.compile(
+    r"^[^，。；,;]{0,6}?(?:未(?:通过|生效|获批|确认)|被(?:拒|驳回)|无效)|^\s*(?:was|were|is|has been)\s+(?:denied|rejected|revoked|refused)",
+    re.I,
+)
 _MODAL = re.compile(
     r"需要|需|必须|应当|应该|要求|须|只有|仅当|除非|如果|若|才能|才可|请|是否|能否|可否"
     r"|\b(?:must|should|need|needs|require|requires|required|only if|unless|if|try to|make sure|ensure|whether|would need|ask for|get)\b",
@@ -174,7 +179,7 @@ def trusted_tool_names(pair: ContextPair) -> frozenset[str]:
 
 
 def trust_of(m: Message, trusted_tools: frozenset[str]) -> str:
-    """"trusted", "untrusted" or "assistant" for a before-context message (S2 §2 hierarchy)."""
+    """ "trusted", "untrusted" or "assistant" for a before-context message (S2 §2 hierarchy)."""
     if m.kind in EXTERNAL_KINDS:
         return "untrusted"
     if m.role in ("system", "developer"):
@@ -209,7 +214,10 @@ _AUTHORITY = re.compile(
     r"ceo|cfo|cto|head of|finance|approver|approval service|ticket|management|hr|bank|team)\b",
     re.I,
 )
-_POSSESSION = re.compile(r"^(?:有|拥有|获得|获|拿到|取得|得到|具有|具备|持有|has|have|had|got|gotten|obtained|received|holds?|with)\b|^(?:有|拥有|获得|获|拿到|取得|得到|具有|具备|持有)", re.I)
+_POSSESSION = re.compile(
+    r"^(?:有|拥有|获得|获|拿到|取得|得到|具有|具备|持有|has|have|had|got|gotten|obtained|received|holds?|with)\b|^(?:有|拥有|获得|获|拿到|取得|得到|具有|具备|持有)",
+    re.I,
+)
 _PASSIVE = re.compile(r"被|(?:^|\b)(?:was|were|been|is|are|get|got|'s)\s+(?:already\s+|now\s+)?$", re.I)
 
 
@@ -221,7 +229,9 @@ def _claims_authority(text: str, start: int, end: int) -> bool:
     if _AUTHORITY.search(text) or _POSSESSION.match(text[start:end]):
         return True
     phrase = text[start:end]
-    if phrase.startswith("已"):  # "已获得授权", "已批准": a state, unless the user says it of themself ("我已同意")
+    if phrase.startswith(
+        "已"
+    ):  # "已获得授权", "已批准": a state, unless the user says it of themself ("我已同意")
         return not re.search(r"(?:我|我们|本人)\s*$", text[max(0, start - 3) : start])
     return "被" in phrase or bool(_PASSIVE.search(text[max(0, start - 16) : start]))
 
@@ -320,8 +330,12 @@ def find_claims(pair: ContextPair) -> tuple[list[Claim], dict[str, list[Clause]]
 
 # --- the after side ---------------------------------------------------------------------------
 
-_LABEL_KEYS = re.compile(r"status|source|provenance|verified|verification|label|origin|type|来源|状态|出处|核实|确认", re.I)
-_CLAIM_LABEL = re.compile(r"claim|alleg|unverified|unconfirmed|user[_ ]?said|声称|用户说|未经|未确认|未核实|待确认|待核实", re.I)
+_LABEL_KEYS = re.compile(
+    r"status|source|provenance|verified|verification|label|origin|type|来源|状态|出处|核实|确认", re.I
+)
+_CLAIM_LABEL = re.compile(
+    r"claim|alleg|unverified|unconfirmed|user[_ ]?said|声称|用户说|未经|未确认|未核实|待确认|待核实", re.I
+)
 
 
 def _json_value(content: str) -> Any:
@@ -338,7 +352,9 @@ def _json_leaves(value: Any, attributed: bool, out: list[tuple[str, bool]]) -> N
     """String leaves of a JSON summary with whether their object/key labels them as claimed."""
     if isinstance(value, dict):
         label = any(
-            isinstance(v, str | bool) and _LABEL_KEYS.search(str(k)) and (_CLAIM_LABEL.search(str(v)) or v is False)
+            isinstance(v, str | bool)
+            and _LABEL_KEYS.search(str(k))
+            and (_CLAIM_LABEL.search(str(v)) or v is False)
             for k, v in value.items()
         )
         for k, v in value.items():
@@ -386,8 +402,18 @@ def _span(side: str, c: Clause) -> Span:
     return Span(side, c.message_index, c.start, c.end, c.text)  # type: ignore[arg-type]
 
 
-_FAMILY_ZH = {"authorization": "授权/批准", "identity": "身份/角色", "policy_change": "规则变更", "injection": "注入指令"}
-_FAMILY_EN = {"authorization": "authorization", "identity": "identity", "policy_change": "policy change", "injection": "injected instruction"}
+_FAMILY_ZH = {
+    "authorization": "授权/批准",
+    "identity": "身份/角色",
+    "policy_change": "规则变更",
+    "injection": "注入指令",
+}
+_FAMILY_EN = {
+    "authorization": "authorization",
+    "identity": "identity",
+    "policy_change": "policy change",
+    "injection": "injected instruction",
+}
 _SOURCE_ZH = {"user": "用户", "external": "外部内容"}
 
 
@@ -522,7 +548,9 @@ def _anchor_pattern(injections: list[Claim]) -> re.Pattern[str] | None:
     return literal_trigger(a.lower() for a in anchors)
 
 
-def _after_candidates(index: int, m: Message, anchors: re.Pattern[str] | None) -> Iterator[tuple[Clause, bool]]:
+def _after_candidates(
+    index: int, m: Message, anchors: re.Pattern[str] | None
+) -> Iterator[tuple[Clause, bool]]:
     """(clause, attributed) for the clauses of one written after-message that may restate a
     claim: JSON summaries leaf by leaf (small), plain text only around pattern hits."""
     if _json_value(m.content) is not None:

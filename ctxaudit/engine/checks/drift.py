@@ -27,7 +27,15 @@ import re
 from dataclasses import dataclass, field
 
 from ctxaudit.engine.constraints import Clause, fold
-from ctxaudit.engine.lexicon import CONCEPTS, CONCEPTS_BY_ID, FORCE_LEVEL, FORCE_NAMES_ZH, HARD_FORCES, Force, Kind
+from ctxaudit.engine.lexicon import (
+    CONCEPTS,
+    CONCEPTS_BY_ID,
+    FORCE_LEVEL,
+    FORCE_NAMES_ZH,
+    HARD_FORCES,
+    Force,
+    Kind,
+)
 
 KIND_WEIGHT = {Kind.ACTION: 2.0, Kind.OBJECT: 1.0, Kind.GENERIC: 0.5}
 TOPIC_FACTOR = 0.5  # concepts outside the governed part ("所有[写操作]必须记录日志")
@@ -35,7 +43,16 @@ KEPT_COVERAGE = 0.75
 MIN_CLOSENESS = 0.15
 _POSITIVE = (Force.OBLIGATION, Force.SHOULD)
 IDENT_WEIGHT = 1.5
-_EXCEPTIONS = ("除非", "除了", "unless", "except", "other than", "only if", "only when", "provided that")  # fallback tokens that look like identifiers ("ai.md", "vendor/lib1")
+_EXCEPTIONS = (
+    "除非",
+    "除了",
+    "unless",
+    "except",
+    "other than",
+    "only if",
+    "only when",
+    "provided that",
+)  # fallback tokens that look like identifiers ("ai.md", "vendor/lib1")
 PENALTY = {"scope": 0.85, "threshold": 0.85, "generalised": 0.9, "narrowed": 0.75, "condition": 0.8}
 
 _CHILDREN: dict[str, tuple[str, ...]] = {}
@@ -172,7 +189,9 @@ def compare_clause(
     if rule_specific and (unrelated or unknown) and not any(c in credit for c in rule_specific):
         return None
     core_idents = [c for c in core if fallback.get(c, 0.0) >= IDENT_WEIGHT]
-    other_idents = [c for c in unrelated if fallback.get(c, 0.0) >= IDENT_WEIGHT] + [w for w in unknown if "/" in w or "." in w]
+    other_idents = [c for c in unrelated if fallback.get(c, 0.0) >= IDENT_WEIGHT] + [
+        w for w in unknown if "/" in w or "." in w
+    ]
     if core_idents and not any(c in credit for c in core_idents) and other_idents:
         return None
     if core_actions and any(c in credit for c in core_actions):
@@ -190,7 +209,13 @@ def compare_clause(
         return None
 
     coverage = sum(weights[c] * credit.get(c, 0.0) for c in weights) / total
-    closeness = sum(weights[c] * (1.0 if how.get(c, ("", ""))[0] == "exact" else 0.5 if c in credit else 0.0) for c in weights) / total
+    closeness = (
+        sum(
+            weights[c] * (1.0 if how.get(c, ("", ""))[0] == "exact" else 0.5 if c in credit else 0.0)
+            for c in weights
+        )
+        / total
+    )
     if any(how.get(c, ("", ""))[0] == "exact" for c in core_actions):
         closeness += 0.1
     if closeness < MIN_CLOSENESS:
@@ -203,7 +228,9 @@ def compare_clause(
     # "Always log every change to customer records" (the obligation is to log, not to change)
     extra_actions = {a for c in carriers for a in c.actions} - matched_cands
     if best is not None and extra_actions:
-        if (rc.force is Force.PROHIBITION and best.force in _POSITIVE) or (rc.force in _POSITIVE and best.force is Force.PROHIBITION):
+        if (rc.force is Force.PROHIBITION and best.force in _POSITIVE) or (
+            rc.force in _POSITIVE and best.force is Force.PROHIBITION
+        ):
             return None
     # the same action with the opposite polarity turns the rule around: "Never reveal the API key" →
     # "Always reveal the API key", "禁止删除订单" → "必须删除订单", "Do not share emails" → "Share emails".
@@ -216,16 +243,23 @@ def compare_clause(
         and not any(_polarity(c.force) == _polarity(rc.force) for c in carriers)  # merged rules keep theirs
     ):
         lost_rev = [_fmt_opposite(rc, best, zh)]
-        return ClauseDrift("reversed", 0.0, closeness, best.force, best.force_word, lost_rev, carriers, bool(unrelated))
+        return ClauseDrift(
+            "reversed", 0.0, closeness, best.force, best.force_word, lost_rev, carriers, bool(unrelated)
+        )
     force_after = best.force if best else Force.NONE
     word_after = best.force_word if best else ""
     if FORCE_LEVEL[force_after] == 0:
-        reversed_ = any(c.force is Force.PERMISSION for c in carriers) and rc.force in (*HARD_FORCES, Force.SHOULD)
+        reversed_ = any(c.force is Force.PERMISSION for c in carriers) and rc.force in (
+            *HARD_FORCES,
+            Force.SHOULD,
+        )
         if not reversed_:
             return ClauseDrift("absent", 0.0, closeness, Force.NONE, "", [], carriers, bool(unrelated))
         perm = next(c for c in carriers if c.force is Force.PERMISSION)
         lost = [_fmt_reversed(rc, perm, zh)]
-        return ClauseDrift("reversed", 0.0, closeness, Force.PERMISSION, perm.force_word, lost, carriers, bool(unrelated))
+        return ClauseDrift(
+            "reversed", 0.0, closeness, Force.PERMISSION, perm.force_word, lost, carriers, bool(unrelated)
+        )
 
     lost: list[str] = []
     factor = 1.0
@@ -234,27 +268,55 @@ def compare_clause(
         lost.append(_fmt_force(rc, force_after, word_after, zh))
     # content dropped / generalised / narrowed
     dropped = [
-        c for c in rc.concepts
-        if c not in credit and _kind(c) is not Kind.GENERIC and (not c.startswith("fb:") or fallback.get(c, 0.0) >= IDENT_WEIGHT)
+        c
+        for c in rc.concepts
+        if c not in credit
+        and _kind(c) is not Kind.GENERIC
+        and (not c.startswith("fb:") or fallback.get(c, 0.0) >= IDENT_WEIGHT)
     ]
     if dropped:
-        names = "、".join(_surface(rule_text, rc, c) for c in dropped) if zh else ", ".join(_surface(rule_text, rc, c) for c in dropped)
+        names = (
+            "、".join(_surface(rule_text, rc, c) for c in dropped)
+            if zh
+            else ", ".join(_surface(rule_text, rc, c) for c in dropped)
+        )
         lost.append(f"内容丢失：{names} / dropped: {names}" if zh else f"dropped: {names}")
     gen = [c for c in credit if how[c][0] == "generalised"]
     if gen:
         factor *= PENALTY["generalised"]
-        lost.append(_fmt_pairs("对象泛化", "object generalised", rule_text, rc, gen, how, window_text, window_base, carriers, zh))
+        lost.append(
+            _fmt_pairs(
+                "对象泛化",
+                "object generalised",
+                rule_text,
+                rc,
+                gen,
+                how,
+                window_text,
+                window_base,
+                carriers,
+                zh,
+            )
+        )
     nar = [c for c in credit if how[c][0] == "narrowed"]
     if nar:
         factor *= PENALTY["narrowed"]
-        lost.append(_fmt_pairs("范围缩小", "scope narrowed", rule_text, rc, nar, how, window_text, window_base, carriers, zh))
+        lost.append(
+            _fmt_pairs(
+                "范围缩小", "scope narrowed", rule_text, rc, nar, how, window_text, window_base, carriers, zh
+            )
+        )
     hard_after = force_after in HARD_FORCES
     if rc.scope and unrelated and not any(c.scope for c in carriers):
         # "禁止删除任何业务数据" → "禁止删除订单数据": a qualifier took the place of the quantifier
         factor *= PENALTY["narrowed"]
         names = "、".join(_cand_word(window_text, window_base, carriers, u) for u in sorted(unrelated))
         words = "、".join(dict.fromkeys(rc.scope))
-        lost.append(f"范围缩小：{words} → {names} / scope narrowed: {words} → {names}" if zh else f"scope narrowed: {words} → {names}")
+        lost.append(
+            f"范围缩小：{words} → {names} / scope narrowed: {words} → {names}"
+            if zh
+            else f"scope narrowed: {words} → {names}"
+        )
     elif rc.scope and not hard_after and not any(c.scope for c in carriers):
         factor *= PENALTY["scope"]
         words = "、".join(dict.fromkeys(rc.scope))
@@ -264,25 +326,49 @@ def compare_clause(
         gone = [n for n in rc.numbers if n not in have]
         if gone:
             factor *= PENALTY["threshold"]
-            lost.append(f"阈值丢失：{'、'.join(gone)} / threshold dropped: {', '.join(gone)}" if zh else f"threshold dropped: {', '.join(gone)}")
+            lost.append(
+                f"阈值丢失：{'、'.join(gone)} / threshold dropped: {', '.join(gone)}"
+                if zh
+                else f"threshold dropped: {', '.join(gone)}"
+            )
     known = set(rc.concepts) | set(rule_concepts or ())
     added = next(
-        (c for c in window if fold(c.condition_text).startswith(_EXCEPTIONS) and c.condition and not c.condition <= known),
+        (
+            c
+            for c in window
+            if fold(c.condition_text).startswith(_EXCEPTIONS) and c.condition and not c.condition <= known
+        ),
         None,
     )
     if rc.force in (Force.PROHIBITION, Force.RESTRICTION) and not rc.condition and added is not None:
         # "不允许删除订单，除非管理员批准": an exception the rule did not have opens a way around it
         factor *= PENALTY["condition"]
-        lost.append(f"新增例外：{added.condition_text} / exception added: {added.condition_text}" if zh else f"exception added: {added.condition_text}")
-    if rc.condition and rc.force not in (Force.PROHIBITION, Force.RESTRICTION) and not any(c in credit for c in rc.condition):
+        lost.append(
+            f"新增例外：{added.condition_text} / exception added: {added.condition_text}"
+            if zh
+            else f"exception added: {added.condition_text}"
+        )
+    if (
+        rc.condition
+        and rc.force not in (Force.PROHIBITION, Force.RESTRICTION)
+        and not any(c in credit for c in rc.condition)
+    ):
         factor *= PENALTY["condition"]
-        lost.append(f"条件丢失：{rc.condition_text} / condition dropped: {rc.condition_text}" if zh else f"condition dropped: {rc.condition_text}")
+        lost.append(
+            f"条件丢失：{rc.condition_text} / condition dropped: {rc.condition_text}"
+            if zh
+            else f"condition dropped: {rc.condition_text}"
+        )
 
     strength = max(0.0, min(1.0, ratio * coverage * factor))
     kept = ratio >= 1.0 and coverage >= KEPT_COVERAGE and not lost
     if kept:
-        return ClauseDrift("kept", min(1.0, coverage), closeness, force_after, word_after, [], carriers, bool(unrelated))
-    return ClauseDrift("weakened", min(strength, 0.95), closeness, force_after, word_after, lost, carriers, bool(unrelated))
+        return ClauseDrift(
+            "kept", min(1.0, coverage), closeness, force_after, word_after, [], carriers, bool(unrelated)
+        )
+    return ClauseDrift(
+        "weakened", min(strength, 0.95), closeness, force_after, word_after, lost, carriers, bool(unrelated)
+    )
 
 
 def _kind(cid: str) -> Kind:
@@ -319,7 +405,7 @@ _POSITIVE_COMMANDS = (Force.OBLIGATION, Force.IMPERATIVE)
 
 
 def _polarity(force: Force) -> str | None:
-    """"not" for a prohibition, "do" for a command to act, None for everything softer."""
+    """ "not" for a prohibition, "do" for a command to act, None for everything softer."""
     if force is Force.PROHIBITION:
         return "not"
     return "do" if force in _POSITIVE_COMMANDS else None
@@ -368,4 +454,8 @@ def _fmt_pairs(
         if word not in targets:
             targets.append(word)
     after = sep.join(targets)
-    return f"{zh_label}：{before} → {after} / {en_label}: {before} → {after}" if zh else f"{en_label}: {before} → {after}"
+    return (
+        f"{zh_label}：{before} → {after} / {en_label}: {before} → {after}"
+        if zh
+        else f"{en_label}: {before} → {after}"
+    )

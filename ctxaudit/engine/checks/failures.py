@@ -49,7 +49,9 @@ _REFUSAL = re.compile(
     r"|(?:抱歉|对不起|很抱歉|非常抱歉)[，,。\s]*(?:我)?(?:无法|不能|没法|不便)|我(?:无法|不能)(?:帮助|协助|完成|提供|总结|生成))",
     re.I,
 )
-_MARKER_ONLY = re.compile(r"^\s*(?:【[^】]{0,10}】|\[[^\]]{0,24}\]|<summary>|</summary>|summary\s*[:：]?|摘要\s*[:：]?|\s)*", re.I)
+_MARKER_ONLY = re.compile(
+    r"^\s*(?:【[^】]{0,10}】|\[[^\]]{0,24}\]|<summary>|</summary>|summary\s*[:：]?|摘要\s*[:：]?|\s)*", re.I
+)
 _PLACEHOLDER = re.compile(
     r"^(?:\.{2,}|…+|todo|tbd|n/?a|none|null|nil|undefined|placeholder|empty|\{\{[^}]*\}\}|\$\{[^}]*\}|<[^>]{0,20}>|暂无|无|空|略|待补充|待生成|（?无内容）?)?[\s.。]*$",
     re.I,
@@ -215,7 +217,12 @@ def check_tool_pairs(pair: ContextPair) -> list[Finding]:
                         else f"The cut separated a tool call from its result: message #{i} makes {n} tool call(s); "
                         f"{had} result(s) followed it before compression, {has} after.",
                         evidence=(_span("after", i, m.content),),
-                        data={"problem": "call_without_result", "calls": n, "results_before": had, "results_after": has},
+                        data={
+                            "problem": "call_without_result",
+                            "calls": n,
+                            "results_before": had,
+                            "results_after": has,
+                        },
                     )
                 )
     return findings
@@ -230,7 +237,9 @@ def check_compaction_loop(pair: ContextPair) -> list[Finding]:
     if not looping:
         return []
     detail = (
-        f"{n} compressions in {turns} turns" if n is not None and turns is not None else "a compression right after the previous one"
+        f"{n} compressions in {turns} turns"
+        if n is not None and turns is not None
+        else "a compression right after the previous one"
     )
     return [
         Finding(

@@ -103,9 +103,12 @@ _OPERATION_KEY = re.compile(
     r"suggest|recommend|next[_ ]?(?:action|step)s?|action[_ ]?items?|instructions?|directives?|to[_ ]?do_action|操作建议|建议|下一步|指令|应执行",
     re.I,
 )
-_LABEL_KEY = re.compile(r"status|source|provenance|verified|verification|label|origin|type|来源|状态|出处|核实", re.I)
+_LABEL_KEY = re.compile(
+    r"status|source|provenance|verified|verification|label|origin|type|来源|状态|出处|核实", re.I
+)
 _LABEL_VALUE = re.compile(
-    r"claim|alleg|unverified|unconfirmed|confirm|verified|system|trusted|user[_ ]?said|声称|确认|核实|系统|用户", re.I
+    r"claim|alleg|unverified|unconfirmed|confirm|verified|system|trusted|user[_ ]?said|声称|确认|核实|系统|用户",
+    re.I,
 )
 # "{…" or "[{…", "[\"…", "[1…", "[]": JSON; "[History summary] …" is not.
 _JSON_START = re.compile(r"^(?:\{|\[\s*(?:[\[{\"\]\d-]|$))")
@@ -157,7 +160,11 @@ def check_system_block(pair: ContextPair) -> list[Finding]:
     sys_norm, sys_msgs = _system_text(pair)
     sys_clauses = {normalize(c.text) for i, m in sys_msgs for c in clauses_of(m.content, i, m.role)}
     findings: list[Finding] = []
-    after_sys = [(i, m) for i, m in enumerate(pair.after.messages) if m.role in INSTRUCTION_ROLES and m.kind != "encrypted_compaction"]
+    after_sys = [
+        (i, m)
+        for i, m in enumerate(pair.after.messages)
+        if m.role in INSTRUCTION_ROLES and m.kind != "encrypted_compaction"
+    ]
     if sys_msgs and not after_sys and pair.after.messages:
         i0, m0 = sys_msgs[0]
         zh = _zh(m0.content)
@@ -359,7 +366,11 @@ def check_summary_hygiene(pair: ContextPair) -> list[Finding]:
                         )
                     )
                 if _FACT_KEY.search(leaf) and isinstance(v, list):
-                    unlabeled += [json.dumps(x, ensure_ascii=False) if not isinstance(x, str) else x for x in v if not _labelled(x)]
+                    unlabeled += [
+                        json.dumps(x, ensure_ascii=False) if not isinstance(x, str) else x
+                        for x in v
+                        if not _labelled(x)
+                    ]
             if unlabeled:
                 a, b = _find(content, unlabeled[0])
                 findings.append(

@@ -74,11 +74,15 @@ class _Window:
 class SideIndex:
     """The instruction messages of one side, indexed lazily (fold, squeeze, sentence postings)."""
 
-    def __init__(self, ctx: Context, side: str, matcher: Matcher, index_matcher: Matcher | None = None) -> None:
+    def __init__(
+        self, ctx: Context, side: str, matcher: Matcher, index_matcher: Matcher | None = None
+    ) -> None:
         self.side = side
         self.matcher = matcher
         self.index_matcher = index_matcher or matcher
-        self.msgs: list[tuple[int, Message]] = [(i, m) for i, m in enumerate(ctx.messages) if is_instruction(m)]
+        self.msgs: list[tuple[int, Message]] = [
+            (i, m) for i, m in enumerate(ctx.messages) if is_instruction(m)
+        ]
         self._folded: dict[int, str] = {}
         self._squeezed: dict[int, str] = {}
         self._starts: dict[int, list[int]] = {}
@@ -165,7 +169,10 @@ class SideIndex:
             got = parse(content[a:b], self.matcher, base=a, folded=self.folded(pos)[a:b])
             if self.msgs[pos][1].role == "user":
                 # a bare imperative in a user message is a request ("Show me account 55102"), not a rule
-                got = [replace(c, force=Force.NONE, force_word="") if c.force is Force.IMPERATIVE else c for c in got]
+                got = [
+                    replace(c, force=Force.NONE, force_word="") if c.force is Force.IMPERATIVE else c
+                    for c in got
+                ]
             self._parsed[key] = got
         return got
 
@@ -333,7 +340,9 @@ def prepare_rules(rules: tuple[Rule, ...] | list[Rule]) -> tuple[Matcher, dict[s
     models = []
     for r in rules:
         sq = squeeze(fold(r.text))
-        locate = re.compile((_PUNCT_CLASS + "*").join(re.escape(ch) for ch in sq)) if sq else re.compile(r"(?!x)x")
+        locate = (
+            re.compile((_PUNCT_CLASS + "*").join(re.escape(ch) for ch in sq)) if sq else re.compile(r"(?!x)x")
+        )
         clauses = [c for c in parse(r.text, matcher) if c.concepts]
         if any(c.force is not Force.NONE for c in clauses):
             # a forceless clause ("When in doubt, always rely on …") is context, not a part to keep
@@ -349,7 +358,9 @@ def _fallback_of(models: list[RuleModel]) -> dict[str, tuple[str, float]]:
     return extra
 
 
-def _locate_side(idx: SideIndex, model: RuleModel, fallback: dict[str, float]) -> tuple[str | None, list[Span]]:
+def _locate_side(
+    idx: SideIndex, model: RuleModel, fallback: dict[str, float]
+) -> tuple[str | None, list[Span]]:
     """Where the rule is on the before side: verbatim, else its best match with force."""
     if model.squeezed:
         v = idx.verbatim(model.squeezed, model.locate)
@@ -360,7 +371,9 @@ def _locate_side(idx: SideIndex, model: RuleModel, fallback: dict[str, float]) -
     role: str | None = None
     best_w = -1.0
     for rc, weights in zip(model.clauses, model.weights, strict=True):
-        found, _ = _best_for_clause(idx, rc, model.rule.text, weights, fallback, None, {c for x in model.clauses for c in x.concepts})
+        found, _ = _best_for_clause(
+            idx, rc, model.rule.text, weights, fallback, None, {c for x in model.clauses for c in x.concepts}
+        )
         if found is None or found.drift.state not in ("kept", "weakened"):
             continue
         w = sum(weights.values())
@@ -372,7 +385,9 @@ def _locate_side(idx: SideIndex, model: RuleModel, fallback: dict[str, float]) -
     return role, spans
 
 
-def check_rule_retention(before: Context, after: Context, rules: tuple[Rule, ...] | list[Rule]) -> list[RuleResult]:
+def check_rule_retention(
+    before: Context, after: Context, rules: tuple[Rule, ...] | list[Rule]
+) -> list[RuleResult]:
     """For each rule: where it is before, and whether it is retained / weakened / missing after.
 
     Returns one RuleResult per rule, in order: state, strength (0..1, see checks/drift.py),
@@ -417,13 +432,25 @@ def _check_one(
     role_before, before_spans = _locate_side(bidx, model, fallback)
     expected_system = role_before in SYSTEM_ROLES if role_before else rule.source != "user"
 
-    def result(state: RuleState, strength: float, role_after: str | None, after_spans: list[Span], lost: list[str]) -> RuleResult:
+    def result(
+        state: RuleState, strength: float, role_after: str | None, after_spans: list[Span], lost: list[str]
+    ) -> RuleResult:
         demoted = (
-            state is not RuleState.MISSING and expected_system and role_after is not None and role_after not in SYSTEM_ROLES
+            state is not RuleState.MISSING
+            and expected_system
+            and role_after is not None
+            and role_after not in SYSTEM_ROLES
         )
         return RuleResult(
-            rule.id, rule.text, state, round(strength, 4), role_before, role_after,
-            tuple(before_spans + after_spans), tuple(lost), demoted,
+            rule.id,
+            rule.text,
+            state,
+            round(strength, 4),
+            role_before,
+            role_after,
+            tuple(before_spans + after_spans),
+            tuple(lost),
+            demoted,
         )
 
     if verbatim_after is not None:
@@ -450,7 +477,11 @@ def _check_one(
             states.append("absent")
             clause_text = rule.text[rc.start : rc.end].strip(" ，,。.;；")
             if len(model.clauses) > 1:
-                lost.append(f"分句丢失：“{clause_text}” / clause dropped: “{clause_text}”" if zh else f"clause dropped: “{clause_text}”")
+                lost.append(
+                    f"分句丢失：“{clause_text}” / clause dropped: “{clause_text}”"
+                    if zh
+                    else f"clause dropped: “{clause_text}”"
+                )
             if closest is not None and closest.drift.closeness > closest_val:
                 closest_val, closest_span = closest.drift.closeness, _found_span(aidx, closest)
             continue

@@ -24,7 +24,17 @@ from pathlib import Path
 from ctxaudit.engine.transcripts import claude_jsonl, claude_md
 from ctxaudit.engine.transcripts.types import Compaction, Transcript, TranscriptError
 
-__all__ = ["FORMATS", "PARSERS", "Compaction", "Transcript", "TranscriptError", "detect_format", "parse_transcript", "read_transcript", "transcript_files"]
+__all__ = [
+    "FORMATS",
+    "PARSERS",
+    "Compaction",
+    "Transcript",
+    "TranscriptError",
+    "detect_format",
+    "parse_transcript",
+    "read_transcript",
+    "transcript_files",
+]
 
 PARSERS: dict[str, Callable[..., Transcript]] = {
     "claude-jsonl": claude_jsonl.parse,
@@ -62,7 +72,9 @@ def parse_transcript(text: str, *, name: str, format: str = "auto") -> Transcrip
         raise TranscriptError(name, None, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     fmt = detect_format(name, text) if format == "auto" else format
     if fmt is None:
-        raise TranscriptError(name, None, "not a transcript format ctxaudit reads (Claude Code .jsonl, claude-chat-manager .md)")
+        raise TranscriptError(
+            name, None, "not a transcript format ctxaudit reads (Claude Code .jsonl, claude-chat-manager .md)"
+        )
     return PARSERS[fmt](text, name=name)
 
 

@@ -77,7 +77,11 @@ def _entry_text(e: _Entry) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+        return "\n".join(
+            b.get("text", "")
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
     return ""
 
 
@@ -118,7 +122,11 @@ def _load(text: str, name: str) -> list[_Entry]:
             raise TranscriptError(name, n, f"not valid JSON ({exc.msg} at column {exc.colno})") from exc
         if not isinstance(data, dict):
             raise TranscriptError(name, n, "expected a JSON object per line")
-        if data.get("type") in ("user", "assistant") and "message" in data and not isinstance(data["message"], dict):
+        if (
+            data.get("type") in ("user", "assistant")
+            and "message" in data
+            and not isinstance(data["message"], dict)
+        ):
             raise TranscriptError(name, n, "message must be an object")
         entries.append(_Entry(n, data))
     return entries
@@ -141,7 +149,13 @@ class _Log:
     def previous_in_file(self, line: int, exclude: set[str]) -> str | None:
         """The last main-chain message written before `line` (used where links are missing)."""
         for e in reversed(self.entries):
-            if e.line < line and e.is_message and e.uuid and e.uuid not in exclude and not e.data.get("isSidechain"):
+            if (
+                e.line < line
+                and e.is_message
+                and e.uuid
+                and e.uuid not in exclude
+                and not e.data.get("isSidechain")
+            ):
                 return e.uuid
         return None
 
@@ -206,7 +220,13 @@ def _messages(entries: list[_Entry], name: str, *, kinds: dict[str, str] | None 
             continue
         msg = e.data["message"]
         content = msg.get("content", "")
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}] if isinstance(content, str) else content
+        blocks = (
+            content
+            if isinstance(content, list)
+            else [{"type": "text", "text": content}]
+            if isinstance(content, str)
+            else content
+        )
         mid = msg.get("id") if e.data.get("type") == "assistant" else None
         if mid and mid == last_id and groups and isinstance(blocks, list):
             groups[-1][1].extend(blocks)
@@ -217,16 +237,24 @@ def _messages(entries: list[_Entry], name: str, *, kinds: dict[str, str] | None 
     for e, blocks in groups:
         role = e.data["message"].get("role") or e.data.get("type")
         try:
-            ctx = parse_context({"messages": [{"role": role, "content": blocks}]}, format="anthropic", field="message")
+            ctx = parse_context(
+                {"messages": [{"role": role, "content": blocks}]}, format="anthropic", field="message"
+            )
         except ContextFormatError as exc:
             raise TranscriptError(name, e.line, str(exc)) from exc
         kind = kinds.get(e.uuid or "") or ("compact_summary" if e.is_summary else None)
         for m in ctx.messages:
-            out.append(Message(role=m.role, content=m.content, name=m.name, kind=kind if m.role != "tool" else m.kind))
+            out.append(
+                Message(
+                    role=m.role, content=m.content, name=m.name, kind=kind if m.role != "tool" else m.kind
+                )
+            )
     return out
 
 
-def _split_segment(seg: _Segment, preserved_uuids: list[str], log: _Log) -> tuple[list[_Entry], list[_Entry], list[_Entry]]:
+def _split_segment(
+    seg: _Segment, preserved_uuids: list[str], log: _Log
+) -> tuple[list[_Entry], list[_Entry], list[_Entry]]:
     """(summary entries, preserved entries, the rest) of a segment that starts at a compaction."""
     summary = [e for e in seg.entries if e.is_summary][:1]
     preserved = [log.by_uuid[u] for u in preserved_uuids if u in log.by_uuid and log.by_uuid[u].is_message]
@@ -269,7 +297,14 @@ def parse(text: str, *, name: str) -> Transcript:
     """
     entries = _load(text, name)
     log = _Log(entries)
-    session_id = next((e.data["sessionId"] for e in entries if isinstance(e.data.get("sessionId"), str) and e.data["sessionId"]), None)
+    session_id = next(
+        (
+            e.data["sessionId"]
+            for e in entries
+            if isinstance(e.data.get("sessionId"), str) and e.data["sessionId"]
+        ),
+        None,
+    )
     segments = log.walk()
 
     # The context after each compaction: summary, then preserved messages, then the rest.
@@ -283,9 +318,9 @@ def parse(text: str, *, name: str) -> Transcript:
         boundary = seg.start
         pres_uuids = _preserved_chain(boundary, segments[i - 1].entries) if boundary.is_boundary else []
         summary, preserved, rest = _split_segment(seg, pres_uuids, log)
-        after = _messages(summary, name, kinds={e.uuid or "": "compact_summary" for e in summary}) + _messages(
-            preserved, name, kinds={u: "preserved" for u in pres_uuids}
-        )
+        after = _messages(
+            summary, name, kinds={e.uuid or "": "compact_summary" for e in summary}
+        ) + _messages(preserved, name, kinds={u: "preserved" for u in pres_uuids})
         afters.append(after)
         contexts.append(after + _messages(rest, name))
 
@@ -294,7 +329,9 @@ def parse(text: str, *, name: str) -> Transcript:
         seg, prev = segments[i], segments[i - 1]
         start = seg.start
         assert start is not None
-        meta_in = start.data.get("compactMetadata") if isinstance(start.data.get("compactMetadata"), dict) else {}
+        meta_in = (
+            start.data.get("compactMetadata") if isinstance(start.data.get("compactMetadata"), dict) else {}
+        )
         metadata: dict[str, Any] = {"source_format": FORMAT, "source_line": start.line}
         if start.uuid:
             metadata["boundary_uuid"] = start.uuid

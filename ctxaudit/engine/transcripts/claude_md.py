@@ -35,7 +35,9 @@ _GENERATED = re.compile(r"^\*\*Generated:\s*(\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\
 _PASTED = re.compile(
     r"^(\s+\S|\s*\d+\)\s|\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\(venv\)|\$ |>>> |Traceback |  File \"|Enter choice|Choose an option)"
 )
-_OPEN_TAG = re.compile(r"<(ide_selection|ide_opened_file|system-reminder|command-[a-z-]+|local-command-stdout)>")
+_OPEN_TAG = re.compile(
+    r"<(ide_selection|ide_opened_file|system-reminder|command-[a-z-]+|local-command-stdout)>"
+)
 
 
 def _turn_starts(lines: list[str], name: str) -> list[int]:
@@ -59,7 +61,9 @@ def _turn_starts(lines: list[str], name: str) -> list[int]:
             else:
                 swallowed = True
     if fence is not None and swallowed:
-        raise TranscriptError(name, fence_line + 1, "code fence opened here is never closed, and user turns follow inside it")
+        raise TranscriptError(
+            name, fence_line + 1, "code fence opened here is never closed, and user turns follow inside it"
+        )
     return starts
 
 
@@ -82,7 +86,9 @@ def _split_turn(body: list[str]) -> tuple[str, str]:
     if first.lstrip().startswith(SUMMARY_PREFIX):
         for j, line in enumerate(body):
             if _strip_quote(line).lstrip().startswith(SUMMARY_END):
-                return "\n".join(_strip_quote(x) for x in body[: j + 1]).strip(), "\n".join(body[j + 1 :]).strip()
+                return "\n".join(_strip_quote(x) for x in body[: j + 1]).strip(), "\n".join(
+                    body[j + 1 :]
+                ).strip()
         return "\n".join(_strip_quote(x) for x in body).strip(), ""
     user: list[str] = []
     fence: str | None = None
@@ -151,4 +157,6 @@ def parse(text: str, *, name: str) -> Transcript:
             context.append(Message(role="user", content=user))
         if assistant:
             context.append(Message(role="assistant", content=assistant))
-    return Transcript(format=FORMAT, session_id=Path(name).stem, compactions=tuple(compactions), occurred_at=generated)
+    return Transcript(
+        format=FORMAT, session_id=Path(name).stem, compactions=tuple(compactions), occurred_at=generated
+    )

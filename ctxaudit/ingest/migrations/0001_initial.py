@@ -6,89 +6,151 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('projects', '0001_initial'),
+        ("projects", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Session',
+            name="Session",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=200)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='projects.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("external_id", models.CharField(max_length=200)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sessions",
+                        to="projects.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Event',
+            name="Event",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sequence', models.IntegerField(blank=True, null=True)),
-                ('occurred_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('received_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('strategy', models.CharField(default='other', max_length=20)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('format', models.CharField(default='auto', max_length=20)),
-                ('before', models.JSONField()),
-                ('after', models.JSONField()),
-                ('rules', models.JSONField(blank=True, default=list)),
-                ('rules_source', models.CharField(default='extracted', max_length=10)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('idempotency_key', models.CharField(blank=True, max_length=200, null=True)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('checked', 'Checked'), ('error', 'Error')], db_index=True, default='pending', max_length=10)),
-                ('verdict', models.CharField(blank=True, max_length=4, null=True)),
-                ('report', models.JSONField(blank=True, null=True)),
-                ('tokens_before', models.IntegerField(blank=True, null=True)),
-                ('tokens_after', models.IntegerField(blank=True, null=True)),
-                ('engine_version', models.CharField(blank=True, max_length=20)),
-                ('checked_at', models.DateTimeField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='projects.project')),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='ingest.session')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("sequence", models.IntegerField(blank=True, null=True)),
+                ("occurred_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("received_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("strategy", models.CharField(default="other", max_length=20)),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("format", models.CharField(default="auto", max_length=20)),
+                ("before", models.JSONField()),
+                ("after", models.JSONField()),
+                ("rules", models.JSONField(blank=True, default=list)),
+                ("rules_source", models.CharField(default="extracted", max_length=10)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("idempotency_key", models.CharField(blank=True, max_length=200, null=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("checked", "Checked"), ("error", "Error")],
+                        db_index=True,
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("verdict", models.CharField(blank=True, max_length=4, null=True)),
+                ("report", models.JSONField(blank=True, null=True)),
+                ("tokens_before", models.IntegerField(blank=True, null=True)),
+                ("tokens_after", models.IntegerField(blank=True, null=True)),
+                ("engine_version", models.CharField(blank=True, max_length=20)),
+                ("checked_at", models.DateTimeField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="events",
+                        to="projects.project",
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="events",
+                        to="ingest.session",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-occurred_at', '-id'],
+                "ordering": ["-occurred_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='SessionRule',
+            name="SessionRule",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rule_id', models.CharField(max_length=100)),
-                ('text', models.TextField()),
-                ('severity', models.CharField(default='high', max_length=10)),
-                ('source', models.CharField(default='event', max_length=20)),
-                ('first_event', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='ingest.event')),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rules_in_force', to='ingest.session')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("rule_id", models.CharField(max_length=100)),
+                ("text", models.TextField()),
+                ("severity", models.CharField(default="high", max_length=10)),
+                ("source", models.CharField(default="event", max_length=20)),
+                (
+                    "first_event",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="ingest.event",
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="rules_in_force",
+                        to="ingest.session",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='session',
-            constraint=models.UniqueConstraint(fields=('project', 'external_id'), name='session_unique'),
+            model_name="session",
+            constraint=models.UniqueConstraint(fields=("project", "external_id"), name="session_unique"),
         ),
         migrations.AddIndex(
-            model_name='event',
-            index=models.Index(fields=['project', '-occurred_at'], name='ingest_even_project_40f224_idx'),
+            model_name="event",
+            index=models.Index(fields=["project", "-occurred_at"], name="ingest_even_project_40f224_idx"),
         ),
         migrations.AddIndex(
-            model_name='event',
-            index=models.Index(fields=['session', 'sequence'], name='ingest_even_session_bba398_idx'),
+            model_name="event",
+            index=models.Index(fields=["session", "sequence"], name="ingest_even_session_bba398_idx"),
         ),
         migrations.AddIndex(
-            model_name='event',
-            index=models.Index(fields=['status', 'received_at'], name='ingest_even_status_4f6c61_idx'),
+            model_name="event",
+            index=models.Index(fields=["status", "received_at"], name="ingest_even_status_4f6c61_idx"),
         ),
         migrations.AddConstraint(
-            model_name='event',
-            constraint=models.UniqueConstraint(condition=models.Q(('idempotency_key__isnull', False)), fields=('project', 'idempotency_key'), name='event_idempotency_unique'),
+            model_name="event",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("idempotency_key__isnull", False)),
+                fields=("project", "idempotency_key"),
+                name="event_idempotency_unique",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sessionrule',
-            constraint=models.UniqueConstraint(fields=('session', 'rule_id'), name='session_rule_unique'),
+            model_name="sessionrule",
+            constraint=models.UniqueConstraint(fields=("session", "rule_id"), name="session_rule_unique"),
         ),
     ]

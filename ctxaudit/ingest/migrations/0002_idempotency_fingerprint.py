@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ingest', '0001_initial'),
+        ("ingest", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='event',
-            name='idempotency_fingerprint',
+            model_name="event",
+            name="idempotency_fingerprint",
             field=models.CharField(blank=True, max_length=64),
         ),
     ]

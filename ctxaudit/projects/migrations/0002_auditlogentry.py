@@ -7,32 +7,65 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('projects', '0001_initial'),
+        ("projects", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AuditLogEntry',
+            name="AuditLogEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('username', models.CharField(blank=True, max_length=150)),
-                ('api_key_prefix', models.CharField(blank=True, max_length=16)),
-                ('action', models.CharField(choices=[('view', 'Viewed'), ('export', 'Exported'), ('download', 'Downloaded'), ('api_read', 'Read through the API')], max_length=20)),
-                ('object_type', models.CharField(max_length=40)),
-                ('object_id', models.CharField(max_length=64)),
-                ('object_repr', models.CharField(blank=True, max_length=200)),
-                ('path', models.CharField(blank=True, max_length=500)),
-                ('ip', models.GenericIPAddressField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='audit_log', to='projects.project')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("username", models.CharField(blank=True, max_length=150)),
+                ("api_key_prefix", models.CharField(blank=True, max_length=16)),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("view", "Viewed"),
+                            ("export", "Exported"),
+                            ("download", "Downloaded"),
+                            ("api_read", "Read through the API"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("object_type", models.CharField(max_length=40)),
+                ("object_id", models.CharField(max_length=64)),
+                ("object_repr", models.CharField(blank=True, max_length=200)),
+                ("path", models.CharField(blank=True, max_length=500)),
+                ("ip", models.GenericIPAddressField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="audit_log",
+                        to="projects.project",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['project', '-created_at'], name='projects_au_project_002e1e_idx')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [
+                    models.Index(fields=["project", "-created_at"], name="projects_au_project_002e1e_idx")
+                ],
             },
         ),
     ]

@@ -7,84 +7,193 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('ingest', '0001_initial'),
-        ('projects', '0001_initial'),
+        ("ingest", "0001_initial"),
+        ("projects", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ReplayEndpoint',
+            name="ReplayEndpoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('base_url', models.URLField(max_length=500)),
-                ('model', models.CharField(max_length=200)),
-                ('api_key', models.CharField(blank=True, max_length=500)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('project', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='replay_endpoint', to='projects.project')),
-                ('updated_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("base_url", models.URLField(max_length=500)),
+                ("model", models.CharField(max_length=200)),
+                ("api_key", models.CharField(blank=True, max_length=500)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "project",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="replay_endpoint",
+                        to="projects.project",
+                    ),
+                ),
+                (
+                    "updated_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ReplayRun',
+            name="ReplayRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('prompt', models.TextField()),
-                ('model', models.CharField(max_length=200)),
-                ('base_url', models.CharField(max_length=500)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('done', 'Done'), ('error', 'Error')], default='pending', max_length=10)),
-                ('answer_before', models.TextField(blank=True)),
-                ('answer_after', models.TextField(blank=True)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('event', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='replay_runs', to='ingest.event')),
-                ('requested_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("prompt", models.TextField()),
+                ("model", models.CharField(max_length=200)),
+                ("base_url", models.CharField(max_length=500)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("done", "Done"), ("error", "Error")],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("answer_before", models.TextField(blank=True)),
+                ("answer_after", models.TextField(blank=True)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "event",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="replay_runs",
+                        to="ingest.event",
+                    ),
+                ),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='ChecklistStep',
+            name="ChecklistStep",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('step', models.PositiveSmallIntegerField()),
-                ('status', models.CharField(choices=[('open', 'Open'), ('done', 'Done'), ('na', 'Not applicable')], default='open', max_length=4)),
-                ('note', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('event', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='checklist_steps', to='ingest.event')),
-                ('updated_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("step", models.PositiveSmallIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("open", "Open"), ("done", "Done"), ("na", "Not applicable")],
+                        default="open",
+                        max_length=4,
+                    ),
+                ),
+                ("note", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "event",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="checklist_steps",
+                        to="ingest.event",
+                    ),
+                ),
+                (
+                    "updated_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['step'],
-                'constraints': [models.UniqueConstraint(fields=('event', 'step'), name='checklist_step_unique'), models.CheckConstraint(condition=models.Q(('step__gte', 1), ('step__lte', 7)), name='checklist_step_range')],
+                "ordering": ["step"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("event", "step"), name="checklist_step_unique"),
+                    models.CheckConstraint(
+                        condition=models.Q(("step__gte", 1), ("step__lte", 7)), name="checklist_step_range"
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='RegressionCase',
+            name="RegressionCase",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('case_id', models.CharField(max_length=100)),
-                ('source', models.CharField(blank=True, max_length=200)),
-                ('strategy', models.CharField(blank=True, max_length=20)),
-                ('description', models.TextField(blank=True)),
-                ('rules', models.JSONField(default=list)),
-                ('before', models.JSONField(default=list)),
-                ('after', models.JSONField(default=list)),
-                ('expected', models.JSONField(default=dict)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('event', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='regression_cases', to='ingest.event')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='regression_cases', to='projects.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("case_id", models.CharField(max_length=100)),
+                ("source", models.CharField(blank=True, max_length=200)),
+                ("strategy", models.CharField(blank=True, max_length=20)),
+                ("description", models.TextField(blank=True)),
+                ("rules", models.JSONField(default=list)),
+                ("before", models.JSONField(default=list)),
+                ("after", models.JSONField(default=list)),
+                ("expected", models.JSONField(default=dict)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "event",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="regression_cases",
+                        to="ingest.event",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="regression_cases",
+                        to="projects.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'constraints': [models.UniqueConstraint(fields=('project', 'case_id'), name='regression_case_unique')],
+                "ordering": ["-created_at", "-id"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("project", "case_id"), name="regression_case_unique")
+                ],
             },
         ),
     ]

@@ -24,7 +24,13 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        argv = [*opts["paths"], "--min-precision", str(opts["min_precision"]), "--min-recall", str(opts["min_recall"])]
+        argv = [
+            *opts["paths"],
+            "--min-precision",
+            str(opts["min_precision"]),
+            "--min-recall",
+            str(opts["min_recall"]),
+        ]
         for t in opts["threshold"]:
             argv += ["--threshold", t]
         argv += ["--exact"] if opts["exact"] else []

@@ -24,12 +24,18 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
         User = get_user_model()
-        user, created = User.objects.get_or_create(username=DEMO_USER, defaults={"is_staff": True, "is_superuser": True})
+        user, created = User.objects.get_or_create(
+            username=DEMO_USER, defaults={"is_staff": True, "is_superuser": True}
+        )
         if created or not user.check_password(DEMO_PASSWORD):
             user.set_password(DEMO_PASSWORD)
             user.save()
         summary = demo_load(stdout=self.stdout)
         self.stdout.write(self.style.SUCCESS(summary))
-        self.stdout.write(self.style.SUCCESS(f"Log in at http://{opts['addrport']}/login/ as  user: {DEMO_USER}  password: {DEMO_PASSWORD}"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Log in at http://{opts['addrport']}/login/ as  user: {DEMO_USER}  password: {DEMO_PASSWORD}"
+            )
+        )
         if not opts["no_serve"]:
             call_command("runserver", opts["addrport"], use_reloader=False)

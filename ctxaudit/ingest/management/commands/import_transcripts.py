@@ -21,7 +21,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", metavar="PATH")
         parser.add_argument("--project", required=True, help="project name (created if needed)")
-        parser.add_argument("--format", default="auto", choices=FORMATS, help="default: from the extension or content")
+        parser.add_argument(
+            "--format", default="auto", choices=FORMATS, help="default: from the extension or content"
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         project, _ = Project.objects.get_or_create(name=opts["project"])

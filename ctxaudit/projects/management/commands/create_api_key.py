@@ -17,8 +17,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
-            key, raw = api_key_create(project_name=opts["project"], name=opts["name"], scopes=[s.strip() for s in opts["scopes"].split(",") if s.strip()])
+            key, raw = api_key_create(
+                project_name=opts["project"],
+                name=opts["name"],
+                scopes=[s.strip() for s in opts["scopes"].split(",") if s.strip()],
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(f"Created API key {key.prefix} for project {key.project.name!r} (scopes: {', '.join(key.scopes)}). Store it now: it is not shown again.")
+        self.stdout.write(
+            f"Created API key {key.prefix} for project {key.project.name!r} (scopes: {', '.join(key.scopes)}). Store it now: it is not shown again."
+        )
         self.stdout.write(raw)

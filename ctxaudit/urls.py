@@ -4,14 +4,15 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from ctxaudit.ingest.api import api
+from ctxaudit.api import api
+from ctxaudit.ui.urls import alerts_urlpatterns, regression_urlpatterns
 
 urlpatterns = [
     path("api/v1/", api.urls),
     path("login/", auth_views.LoginView.as_view(template_name="ui/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
-    path("alerts/", include("ctxaudit.alerts.urls")),
+    path("alerts/", include((alerts_urlpatterns, "alerts"))),
     path("", include("ctxaudit.ui.urls")),
-    path("", include("ctxaudit.regression.urls")),
+    path("", include((regression_urlpatterns, "regression"))),
 ]

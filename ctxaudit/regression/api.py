@@ -1,5 +1,5 @@
 """POST /api/v1/gate: check one compression event synchronously, for agents that must stop
-before they go on (seed §4.6: fail closed). Registered on the ingest API with api.add_router."""
+before they go on (seed §4.6: fail closed). Registered on the API hub (ctxaudit/api.py)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from django.utils.html import escape
 
 from ctxaudit.audits.models import Finding
 from ctxaudit.regression.guide import SYMPTOMS, symptom_for_kind
-from ctxaudit.regression.templatetags.checklist import symptom_url
+from ctxaudit.ui.templatetags.checklist import symptom_url
 
 pytestmark = pytest.mark.django_db
 
@@ -73,7 +73,7 @@ def test_it_escapes_context_text(client, alice, checked) -> None:
 def test_it_links_from_the_newest_20_to_every_incident_of_a_row(client, alice, charlie, monkeypatch) -> None:
     import re
 
-    from ctxaudit.regression import views
+    from ctxaudit.ui import regression as views
     from tests.alerts.conftest import checked_event
 
     events = [

@@ -22,7 +22,7 @@ from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import event_for_user, events_for_user, projects_for_user
 from ctxaudit.projects.audit import log_content_access
-from ctxaudit.ui.detail import detail_highlights, finding_items, rule_items, token_table
+from ctxaudit.ui.event_items import detail_highlights, finding_items, rule_items, token_table
 
 
 def htmx_login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ctxaudit.engine.formats import FORMATS, ContextFormatError, parse_context
-from ctxaudit.engine.normalize import normalize
+from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.runner import run_checks
 from ctxaudit.engine.tokens import CharCounter, TokenCounter, TokenizerUnavailable, default_counter
 from ctxaudit.engine.types import AuditReport, ContextPair, Rule, RuleState, Severity

@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxaudit.engine.clauses import keys
 from ctxaudit.engine.formats import ContextFormatError, parse_context
-from ctxaudit.engine.normalize import normalize
+from ctxaudit.engine.language.clauses import keys
+from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.runner import run_checks
 from ctxaudit.engine.tokens import CharCounter
 from ctxaudit.engine.types import AuditReport, ContextPair, Rule, Severity

@@ -28,9 +28,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ctxaudit.engine.constraints import FORCE, ONE_OFF, STANDING, Clause, base_matcher, fold, parse
-from ctxaudit.engine.lexicon import Force
-from ctxaudit.engine.normalize import normalize
+from ctxaudit.engine.language.constraints import FORCE, ONE_OFF, STANDING, Clause, base_matcher, fold, parse
+from ctxaudit.engine.language.lexicon import Force
+from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.types import Context, Rule, Severity
 
 MIN_LEN = 4
@@ -78,7 +78,7 @@ def rule_id_for(text: str) -> str:
 
 
 def _strongest(clauses: list[Clause]) -> Clause | None:
-    from ctxaudit.engine.lexicon import FORCE_LEVEL
+    from ctxaudit.engine.language.lexicon import FORCE_LEVEL
 
     forced = [c for c in clauses if c.force is not Force.NONE and c.force is not Force.PERMISSION]
     return max(forced, key=lambda c: FORCE_LEVEL[c.force], default=None)

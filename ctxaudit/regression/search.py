@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ctxaudit.engine.constraints import fold
-from ctxaudit.engine.constraints import parse as parse_constraints
-from ctxaudit.engine.lexicon import CONDITION_MARKERS, FORCE_MARKERS, SCOPE_WORDS
+from ctxaudit.engine.language.constraints import fold
+from ctxaudit.engine.language.constraints import parse as parse_constraints
+from ctxaudit.engine.language.lexicon import CONDITION_MARKERS, FORCE_MARKERS, SCOPE_WORDS
 
 _EN_STOP = {
     "the",
@@ -91,7 +91,7 @@ def _chunks(run: str) -> list[str]:
 def key_terms(rule_text: str) -> list[str]:
     """The words worth searching for one rule in the after-context, in the rule's order.
 
-    First what the engine's constraint model reads in the rule (ctxaudit.engine.constraints.parse):
+    First what the engine's constraint model reads in the rule (ctxaudit.engine.language.constraints.parse):
     its action and object concepts as the rule spells them, its numbers and the words it marks as
     unknown objects; then, for Chinese the lexicon does not cover, 2–4 character pieces of the
     content words (directive words such as 禁止/必须/只能 and function characters left out), and

@@ -10,7 +10,7 @@ from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.urls import NoReverseMatch, reverse
 
-from ctxaudit.engine.normalize import normalize
+from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import projects_for_user
 from ctxaudit.regression import replay

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ctxaudit.engine.constraints import fold, parse
-from ctxaudit.engine.lexicon import Force
+from ctxaudit.engine.language.constraints import fold, parse
+from ctxaudit.engine.language.lexicon import Force
 
 
 def _force(text: str) -> Force:

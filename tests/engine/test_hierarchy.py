@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ctxaudit.engine import ContextPair, parse_context
+from ctxaudit.engine.analysis import analyse
 from ctxaudit.engine.checks.hierarchy import check_hierarchy
 
 SYSTEM = "你是订单助手。\n安全规则（任何时候都不得违反）：\n1. 只能查询订单，禁止新增、修改、删除订单。\n3. 所有写操作必须记录日志。"
@@ -17,7 +18,7 @@ SAFE = "【历史摘要】\n用户查询了订单 10086（已发货）。\n注�
 
 def kinds(after: list[dict], before: list[dict] | None = None, **kw: object) -> list[str]:
     before = before if before is not None else [{"role": "system", "content": SYSTEM}, *HISTORY]
-    return [f.kind for f in check_hierarchy(ContextPair(parse_context(before), parse_context(after), **kw))]  # type: ignore[arg-type]
+    return [f.kind for f in check_hierarchy(analyse(ContextPair(parse_context(before), parse_context(after), **kw)))]  # type: ignore[arg-type]
 
 
 def test_it_passes_a_safe_role_separated_summary() -> None:
@@ -69,12 +70,14 @@ def test_it_flags_an_invented_goal_but_not_a_task_the_user_gave() -> None:
 
 def test_it_gives_low_severity_advice_on_markers_and_disclaimers() -> None:
     found = check_hierarchy(
-        ContextPair(
-            parse_context([{"role": "system", "content": SYSTEM}, *HISTORY]),
-            parse_context(
-                [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "用户查询了订单 10086。"}]
-            ),
-            strategy="summary",
+        analyse(
+            ContextPair(
+                parse_context([{"role": "system", "content": SYSTEM}, *HISTORY]),
+                parse_context(
+                    [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "用户查询了订单 10086。"}]
+                ),
+                strategy="summary",
+            )
         )
     )
     assert sorted((f.kind, f.severity.value) for f in found) == [

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ctxaudit.engine.clauses import (
+from ctxaudit.engine.analysis import Analysis
+from ctxaudit.engine.language.clauses import (
     Clause,
     clause_at,
     clauses_of,
@@ -48,10 +49,9 @@ from ctxaudit.engine.clauses import (
     keys,
     literal_trigger,
     lowered,
-    pair_index,
     trigger_clauses,
 )
-from ctxaudit.engine.normalize import normalize
+from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.types import ContextPair, Finding, Message, Severity, Span
 
 # Message kinds (Message.kind) that mark retrieved or external content, whatever the role.
@@ -109,20 +109,119 @@ FAMILIES: dict[str, re.Pattern[str]] = {
 INJECTION = re.compile(f"{_EN_INJECT}|{_ZH_INJECT}", re.I)
 # Literals every match of FAMILIES / INJECTION contains (lowercase): the fast first scan.
 FAMILY_TRIGGER = literal_trigger(
-    (
-        "授权|批准|许可|权限|审批|同意|放行|特批|允许|approved|authorized|authorised|authorization|authorisation|okayed|ok'd|"
-        "signed off|sign-off|green-lit|greenlit|sanctioned|approval|permission|clearance|allowed|permitted|cleared|"
-        "管理员|超管|老板|店长|经理|主管|负责人|开发者|开发人员|运维|审核员|内部员工|安全团队|admin|owner|manager|supervisor|"
-        "developer|root|sysadmin|ceo|employee|staff member|security team|it department|support lead|moderator|"
-        "取消|解除|撤销|撤掉|放开|关闭|移除|废除|暂停|豁免|去掉|失效|作废|不再|可以直接|lifted|removed|waived|disabled|"
-        "suspended|dropped|relaxed|turned off|revoked|no longer"
-    ).split("|")
+    [
+        "授权",
+        "批准",
+        "许可",
+        "权限",
+        "审批",
+        "同意",
+        "放行",
+        "特批",
+        "允许",
+        "approved",
+        "authorized",
+        "authorised",
+        "authorization",
+        "authorisation",
+        "okayed",
+        "ok'd",
+        "signed off",
+        "sign-off",
+        "green-lit",
+        "greenlit",
+        "sanctioned",
+        "approval",
+        "permission",
+        "clearance",
+        "allowed",
+        "permitted",
+        "cleared",
+        "管理员",
+        "超管",
+        "老板",
+        "店长",
+        "经理",
+        "主管",
+        "负责人",
+        "开发者",
+        "开发人员",
+        "运维",
+        "审核员",
+        "内部员工",
+        "安全团队",
+        "admin",
+        "owner",
+        "manager",
+        "supervisor",
+        "developer",
+        "root",
+        "sysadmin",
+        "ceo",
+        "employee",
+        "staff member",
+        "security team",
+        "it department",
+        "support lead",
+        "moderator",
+        "取消",
+        "解除",
+        "撤销",
+        "撤掉",
+        "放开",
+        "关闭",
+        "移除",
+        "废除",
+        "暂停",
+        "豁免",
+        "去掉",
+        "失效",
+        "作废",
+        "不再",
+        "可以直接",
+        "lifted",
+        "removed",
+        "waived",
+        "disabled",
+        "suspended",
+        "dropped",
+        "relaxed",
+        "turned off",
+        "revoked",
+        "no longer",
+    ]
 )
 INJECTION_TRIGGER = literal_trigger(
-    (
-        "ignore|disregard|forget|override|ai agent|ai assistant|ai model|llm|note to|assistant|agent|chatbot|if you are|"
-        "instruction|忽略|无视|忘记|忘掉|智能体|助手|模型|指令|系统通知|系统覆盖|ai请|ai注意|ai须|ai必须"
-    ).split("|")
+    [
+        "ignore",
+        "disregard",
+        "forget",
+        "override",
+        "ai agent",
+        "ai assistant",
+        "ai model",
+        "llm",
+        "note to",
+        "assistant",
+        "agent",
+        "chatbot",
+        "if you are",
+        "instruction",
+        "忽略",
+        "无视",
+        "忘记",
+        "忘掉",
+        "智能体",
+        "助手",
+        "模型",
+        "指令",
+        "系统通知",
+        "系统覆盖",
+        "ai请",
+        "ai注意",
+        "ai须",
+        "ai必须",
+    ]
 )
 
 # Attribution: the sentence reports a claim instead of asserting it (seed §6.3 用户声称 vs 系统确认).
@@ -153,9 +252,51 @@ _MODAL = re.compile(
 _QUESTION = re.compile(r"[?？]\s*$|吗\s*[。]?\s*$")
 # Words of an injection that say "this is an injection", not what it asks for.
 _INJECT_NOISE = frozenset(
-    "ignore disregard forget override previous prior above earlier preceding system instructions instruction rules "
-    "directions prompt prompts guidelines ai llm agents agent assistants assistant models model note new updated "
-    "忽略 略之 之前 以上 前面 指令 规则 说明 提示 无视 所有 智能 能体 助手 模型".split()
+    [
+        "ignore",
+        "disregard",
+        "forget",
+        "override",
+        "previous",
+        "prior",
+        "above",
+        "earlier",
+        "preceding",
+        "system",
+        "instructions",
+        "instruction",
+        "rules",
+        "directions",
+        "prompt",
+        "prompts",
+        "guidelines",
+        "ai",
+        "llm",
+        "agents",
+        "agent",
+        "assistants",
+        "assistant",
+        "models",
+        "model",
+        "note",
+        "new",
+        "updated",
+        "忽略",
+        "略之",
+        "之前",
+        "以上",
+        "前面",
+        "指令",
+        "规则",
+        "说明",
+        "提示",
+        "无视",
+        "所有",
+        "智能",
+        "能体",
+        "助手",
+        "模型",
+    ]
 )
 _STRONG_KEY = re.compile(r"[@/]|\.[a-z]{2,4}$|\d{3,}")
 
@@ -460,7 +601,7 @@ def _best(candidates: list[Claim], after_keys: set[str]) -> Claim:
     return max(enumerate(candidates), key=lambda ic: (len(after_keys & keys(ic[1].clause.text)), ic[0]))[1]
 
 
-def check_claims(pair: ContextPair) -> list[Finding]:
+def check_claims(a: Analysis) -> list[Finding]:
     """Findings "claim_promoted" (HIGH) and "injection_promoted" (CRITICAL) for one event.
 
     Evidence: (1) the claim's origin — side "before", its message index and the clause span;
@@ -468,6 +609,7 @@ def check_claims(pair: ContextPair) -> list[Finding]:
     claim family, its source ("user", "tool:<name>", "external") and whether a confirmation
     was looked for. See the module docstring for the heuristic and its limits.
     """
+    pair = a.pair
     claims, confirmations = find_claims(pair)
     if not claims:
         return []
@@ -486,7 +628,7 @@ def check_claims(pair: ContextPair) -> list[Finding]:
 
     anchors = _anchor_pattern(injections)
     findings: list[Finding] = []
-    for index, m in pair_index(pair.before, pair.after).new_messages():
+    for index, m in a.index.new_messages():
         for clause, attributed in _after_candidates(index, m, anchors):
             if attributed or (clause.role, normalize(clause.text)) in kept:
                 continue

@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ctxaudit.engine.constraints import Clause, fold
-from ctxaudit.engine.lexicon import (
+from ctxaudit.engine.language.constraints import Clause, fold
+from ctxaudit.engine.language.lexicon import (
     CONCEPTS,
     CONCEPTS_BY_ID,
     FORCE_LEVEL,

@@ -32,8 +32,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ctxaudit.engine.clauses import has_cjk, pair_index, summary_messages, written_messages
-from ctxaudit.engine.types import ContextPair, Finding, Message, Severity, Span
+from ctxaudit.engine.analysis import Analysis
+from ctxaudit.engine.language.clauses import has_cjk
+from ctxaudit.engine.types import Finding, Message, Severity, Span
 
 _ERROR = re.compile(
     r"^\s*(?:error\b|exception\b|traceback \(most recent call last\)|failed to (?:summari[sz]e|generate|compact)|request failed"
@@ -74,11 +75,12 @@ def _int(meta: dict[str, Any], key: str) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def check_summary_failures(pair: ContextPair) -> list[Finding]:
+def check_summary_failures(a: Analysis) -> list[Finding]:
     """summary_is_error, summary_is_refusal, summary_empty on the text the compressor wrote."""
+    pair = a.pair
     findings: list[Finding] = []
-    summaries = {i for i, _ in summary_messages(pair.before, pair.after, pair.strategy)}
-    for i, m in written_messages(pair.before, pair.after):
+    summaries = {i for i, _ in a.index.summary_messages(pair.strategy)}
+    for i, m in a.index.written_messages():
         if m.kind == "encrypted_compaction":
             continue
         is_summary = i in summaries or m.role == "system"
@@ -135,14 +137,15 @@ def _conversational(messages: tuple[Message, ...]) -> list[int]:
     ]
 
 
-def check_history_wiped(pair: ContextPair) -> list[Finding]:
+def check_history_wiped(a: Analysis) -> list[Finding]:
     """history_wiped: conversation before, none after, and no summary of it anywhere."""
+    pair = a.pair
     before_conv = _conversational(pair.before.messages)
     if len(before_conv) < 2 or _conversational(pair.after.messages):
         return []
     if any(m.kind == "encrypted_compaction" for m in pair.after.messages):
         return []  # the history may be inside the encrypted item: unauditable, not wiped
-    if written_messages(pair.before, pair.after):
+    if a.index.written_messages():
         return []  # a summary was written: empty (summary_empty) or in the system role (summary_elevated)
     first = before_conv[0]
     zh = any(_zh(pair.before.messages[i].content) for i in before_conv[:3])
@@ -179,13 +182,14 @@ def _call_before(messages: tuple[Message, ...], i: int) -> bool:
     return j >= 0 and _calls(messages[j]) > 0
 
 
-def check_tool_pairs(pair: ContextPair) -> list[Finding]:
+def check_tool_pairs(a: Analysis) -> list[Finding]:
     """tool_pair_broken: the cut separated a tool call from its result. Only pairs that were whole
     in the before-context count (a pending call at the very end is not the compressor's doing)."""
+    pair = a.pair
     before, after = pair.before.messages, pair.after.messages
     if not any(m.role == "tool" or _calls(m) for m in after):
         return []
-    index = pair_index(pair.before, pair.after)
+    index = a.index
     findings: list[Finding] = []
     for i, m in enumerate(after):
         src = index.source_of(m) if (m.role == "tool" or _calls(m)) else None
@@ -228,8 +232,9 @@ def check_tool_pairs(pair: ContextPair) -> list[Finding]:
     return findings
 
 
-def check_compaction_loop(pair: ContextPair) -> list[Finding]:
+def check_compaction_loop(a: Analysis) -> list[Finding]:
     """compaction_loop from pair.metadata (keys in the module docstring); nothing without them."""
+    pair = a.pair
     meta = pair.metadata if isinstance(pair.metadata, dict) else {}
     n, turns = _int(meta, "recent_compactions"), _int(meta, "recent_turns")
     since = _int(meta, "turns_since_last_compaction")
@@ -252,8 +257,9 @@ def check_compaction_loop(pair: ContextPair) -> list[Finding]:
     ]
 
 
-def check_unauditable(pair: ContextPair) -> list[Finding]:
+def check_unauditable(a: Analysis) -> list[Finding]:
     """unauditable_compaction: one finding per encrypted compaction item, before or after."""
+    pair = a.pair
     findings = []
     for side, ctx in (("before", pair.before), ("after", pair.after)):
         for i, m in enumerate(ctx.messages):
@@ -272,12 +278,12 @@ def check_unauditable(pair: ContextPair) -> list[Finding]:
     return findings
 
 
-def check_failures(pair: ContextPair) -> list[Finding]:
+def check_failures(a: Analysis) -> list[Finding]:
     """Every compaction failure mode above, for one event."""
     return [
-        *check_summary_failures(pair),
-        *check_history_wiped(pair),
-        *check_tool_pairs(pair),
-        *check_compaction_loop(pair),
-        *check_unauditable(pair),
+        *check_summary_failures(a),
+        *check_history_wiped(a),
+        *check_tool_pairs(a),
+        *check_compaction_loop(a),
+        *check_unauditable(a),
     ]

@@ -35,8 +35,9 @@ import json
 import re
 from typing import Any
 
+from ctxaudit.engine.analysis import Analysis
 from ctxaudit.engine.checks.claims import ATTRIBUTION
-from ctxaudit.engine.clauses import (
+from ctxaudit.engine.language.clauses import (
     SUMMARY_KINDS,
     Clause,
     clauses_of,
@@ -44,10 +45,9 @@ from ctxaudit.engine.clauses import (
     keys,
     literal_trigger,
     lowered,
-    pair_index,
     trigger_clauses,
 )
-from ctxaudit.engine.normalize import normalize
+from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.types import ContextPair, Finding, Message, Severity, Span
 
 INSTRUCTION_ROLES = ("system", "developer")
@@ -72,11 +72,43 @@ _MAX_DIRECTIVES = 50
 _MAX_NEW_CLAUSES = 500
 # Literals every _DIRECTIVE match contains (lowercase): the fast first scan.
 _DIRECTIVE_TRIGGER = literal_trigger(
-    (
-        "目标|任务|优先级|宗旨|你应该|你应当|你需要|你必须|你要|你将|请优先|请务必|请始终|请尽快|请直接|优先|尽量|为先|为主|为准|"
-        "帮助用户更快|无需|goal|objective|priority|task|mission|you should|you must|you need to|you will|you are to|"
-        "from now on|always|prioriti"
-    ).split("|")
+    [
+        "目标",
+        "任务",
+        "优先级",
+        "宗旨",
+        "你应该",
+        "你应当",
+        "你需要",
+        "你必须",
+        "你要",
+        "你将",
+        "请优先",
+        "请务必",
+        "请始终",
+        "请尽快",
+        "请直接",
+        "优先",
+        "尽量",
+        "为先",
+        "为主",
+        "为准",
+        "帮助用户更快",
+        "无需",
+        "goal",
+        "objective",
+        "priority",
+        "task",
+        "mission",
+        "you should",
+        "you must",
+        "you need to",
+        "you will",
+        "you are to",
+        "from now on",
+        "always",
+        "prioriti",
+    ]
 )
 _DIRECTIVE = re.compile(
     r"(?:当前|现在|今后|接下来|此后)?的?(?:主要|首要|核心|唯一)?(?:目标|任务|优先级|宗旨)(?:是|为)"
@@ -155,8 +187,9 @@ def _new_system_clauses(m: Message, index: int, sys_norm: str, sys_clauses: set[
     return out
 
 
-def check_system_block(pair: ContextPair) -> list[Finding]:
+def check_system_block(a: Analysis) -> list[Finding]:
     """summary_elevated, system_rewritten, system_truncated, system_dropped (module docstring)."""
+    pair = a.pair
     sys_norm, sys_msgs = _system_text(pair)
     sys_clauses = {normalize(c.text) for i, m in sys_msgs for c in clauses_of(m.content, i, m.role)}
     findings: list[Finding] = []
@@ -246,7 +279,7 @@ def check_system_block(pair: ContextPair) -> list[Finding]:
     return findings
 
 
-def check_invented_directives(pair: ContextPair) -> list[Finding]:
+def check_invented_directives(a: Analysis) -> list[Finding]:
     """invented_directive: goals/instructions in compressor-written text that nobody gave.
 
     A directive clause counts as given when at least half of its keys occur in the before-context
@@ -254,8 +287,9 @@ def check_invented_directives(pair: ContextPair) -> list[Finding]:
     directives. One regex scan per written message; only the hits (at most 50) are compared, by
     substring tests on the before text.
     """
+    pair = a.pair
     candidates: list[Clause] = []
-    for i, m in pair_index(pair.before, pair.after).written_messages():
+    for i, m in a.index.written_messages():
         for c in trigger_clauses(m.content, i, m.role, _DIRECTIVE_TRIGGER):
             if _DIRECTIVE.search(c.text) and not ATTRIBUTION.search(m.content[c.sent_start : c.sent_end]):
                 candidates.append(c)
@@ -324,10 +358,11 @@ def _find(content: str, needle: str) -> tuple[int, int]:
     return (pos, pos + len(needle)) if pos >= 0 else (0, len(content))
 
 
-def check_summary_hygiene(pair: ContextPair) -> list[Finding]:
+def check_summary_hygiene(a: Analysis) -> list[Finding]:
     """§6.4 marker/disclaimer advice and §6.3 structured-summary validation (module docstring)."""
+    pair = a.pair
     findings: list[Finding] = []
-    for i, m in pair_index(pair.before, pair.after).summary_messages(pair.strategy):
+    for i, m in a.index.summary_messages(pair.strategy):
         content = m.content
         if not content.strip():
             continue  # an empty summary is a failure mode (checks/failures.py)
@@ -413,6 +448,6 @@ def check_summary_hygiene(pair: ContextPair) -> list[Finding]:
     return findings
 
 
-def check_hierarchy(pair: ContextPair) -> list[Finding]:
+def check_hierarchy(a: Analysis) -> list[Finding]:
     """All hierarchy findings for one event (see the module docstring for kinds and severities)."""
-    return [*check_system_block(pair), *check_invented_directives(pair), *check_summary_hygiene(pair)]
+    return [*check_system_block(a), *check_invented_directives(a), *check_summary_hygiene(a)]

@@ -28,14 +28,14 @@ Known false positives/negatives: see checks/drift.py.
 from __future__ import annotations
 
 import heapq
-from operator import itemgetter
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, replace
+from operator import itemgetter
 
 from ctxaudit.engine.checks.drift import ClauseDrift, clause_weights, compare_clause, is_chinese, related
-from ctxaudit.engine.constraints import CONCEPT, Clause, Matcher, fallback_tokens, fold, parse
-from ctxaudit.engine.lexicon import FORCE_LEVEL, Force, Kind
+from ctxaudit.engine.language.constraints import Clause, Matcher, fallback_tokens, fold, parse
+from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force, Kind
 from ctxaudit.engine.types import Context, Message, Rule, RuleResult, RuleState, Span
 
 INSTRUCTION_ROLES = ("system", "developer", "user")
@@ -236,7 +236,7 @@ class SideIndex:
 
 
 def _kind(cid: str) -> Kind:
-    from ctxaudit.engine.lexicon import CONCEPTS_BY_ID
+    from ctxaudit.engine.language.lexicon import CONCEPTS_BY_ID
 
     c = CONCEPTS_BY_ID.get(cid)
     return c.kind if c else Kind.OBJECT

@@ -111,9 +111,7 @@ def transcript_files(paths: list[str | Path]) -> tuple[list[Path], list[Path]]:
             if not child.is_file():
                 continue
             suffix = child.suffix.lower()
-            if suffix == ".jsonl":
-                files.append(child)
-            elif suffix in (".md", ".markdown") and _has_marker(child):
+            if suffix == ".jsonl" or suffix in (".md", ".markdown") and _has_marker(child):
                 files.append(child)
             else:
                 skipped.append(child)

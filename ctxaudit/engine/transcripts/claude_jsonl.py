@@ -320,7 +320,7 @@ def parse(text: str, *, name: str) -> Transcript:
         summary, preserved, rest = _split_segment(seg, pres_uuids, log)
         after = _messages(
             summary, name, kinds={e.uuid or "": "compact_summary" for e in summary}
-        ) + _messages(preserved, name, kinds={u: "preserved" for u in pres_uuids})
+        ) + _messages(preserved, name, kinds=dict.fromkeys(pres_uuids, "preserved"))
         afters.append(after)
         contexts.append(after + _messages(rest, name))
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import ahocorasick
 
-from ctxaudit.engine.lexicon import (
+from ctxaudit.engine.language.lexicon import (
     CONCEPTS,
     CONCEPTS_BY_ID,
     CONDITION_MARKERS,
@@ -469,7 +469,27 @@ _SKIP_AFTER_ACTION = re.compile(
     r"(?:\s|的|任何|所有|全部|一切|任意|各种|\b(?:a|an|the|any|all|every|each|no|of|to|under|in|on|for|from)\b)*"
 )
 _CJK_STOP = frozenset(
-    "一下 一次 一遍 一点 之前 之后 前先 时候 操作 相关 事务 事项 工作 情况 内容 信息 请求 要求 诉求".split()
+    [
+        "一下",
+        "一次",
+        "一遍",
+        "一点",
+        "之前",
+        "之后",
+        "前先",
+        "时候",
+        "操作",
+        "相关",
+        "事务",
+        "事项",
+        "工作",
+        "情况",
+        "内容",
+        "信息",
+        "请求",
+        "要求",
+        "诉求",
+    ]
 )
 _EN_IDENT = re.compile(r"[a-z0-9_][a-z0-9_\-]*(?:[./][a-z0-9_\-]+)+/?")
 _EN_WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}")

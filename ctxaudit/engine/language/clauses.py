@@ -25,11 +25,111 @@ _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[a-z0-9][a-z0-9_\-@.$/]*[a-z0-9]|[a-z0-9]")
 
 STOPWORDS = frozenset(
-    """a an the and or but if then of to in on at for from by with as is are was were be been being it its
-    this that these those i you he she we they me my your our their his her them us do does did done
-    have has had will would can could should may might must shall not no so than too very just also
-    about into over under up down out off again further once here there when where why how all any
-    both each few more most other some such only own same please ok okay""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "from",
+        "by",
+        "with",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "i",
+        "you",
+        "he",
+        "she",
+        "we",
+        "they",
+        "me",
+        "my",
+        "your",
+        "our",
+        "their",
+        "his",
+        "her",
+        "them",
+        "us",
+        "do",
+        "does",
+        "did",
+        "done",
+        "have",
+        "has",
+        "had",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "not",
+        "no",
+        "so",
+        "than",
+        "too",
+        "very",
+        "just",
+        "also",
+        "about",
+        "into",
+        "over",
+        "under",
+        "up",
+        "down",
+        "out",
+        "off",
+        "again",
+        "further",
+        "once",
+        "here",
+        "there",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "only",
+        "own",
+        "same",
+        "please",
+        "ok",
+        "okay",
+    ]
 )
 # Chinese function characters that make weak bigrams on their own.
 _ZH_WEAK = frozenset("的了是在和与及或也都就还又把被给对向从为而且并吗呢吧啊之其这那个")
@@ -284,32 +384,3 @@ class PairIndex:
             if m.kind in SUMMARY_KINDS or _SUMMARY_HINT.search(m.content[:300]) or (by_strategy and not out):
                 out.append((i, m))
         return out
-
-
-_LAST: list[tuple[Context, Context, PairIndex]] = []
-
-
-def pair_index(before: Context, after: Context) -> PairIndex:
-    """The PairIndex of an event, reused while the same contexts are checked (one-entry cache)."""
-    last = _LAST[0] if _LAST else None
-    if last is not None and last[0] is before and last[1] is after:
-        return last[2]
-    idx = PairIndex(before, after)
-    _LAST[:] = [(before, after, idx)]
-    return idx
-
-
-def new_messages(before: Context, after: Context) -> list[tuple[int, Message]]:
-    """After-context messages that are not a verbatim copy (same role, same normalised text) of a
-    before-context message: the text the compressor wrote or moved."""
-    return pair_index(before, after).new_messages()
-
-
-def written_messages(before: Context, after: Context) -> list[tuple[int, Message]]:
-    """New messages that are not a cut-down copy of a before message: the text a compressor wrote."""
-    return pair_index(before, after).written_messages()
-
-
-def summary_messages(before: Context, after: Context, strategy: str | None) -> list[tuple[int, Message]]:
-    """See PairIndex.summary_messages."""
-    return pair_index(before, after).summary_messages(strategy)

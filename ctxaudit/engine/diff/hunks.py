@@ -1,0 +1,291 @@
+"""Inside one message pair: lines with highlights applied, then equal/changed/collapsed hunks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ctxaudit.engine.diff.sequence import sequence_opcodes
+from ctxaudit.engine.diff.similarity import tokenize
+from ctxaudit.engine.diff.types import Collapsed, Highlight, Hunk, Limits, Line, Mark, MessageRef, Op, Segment
+from ctxaudit.engine.types import Message, Side
+
+
+def _line_bounds(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line, without its newline. "" has one empty line."""
+    bounds = []
+    start = 0
+    while True:
+        nl = text.find("\n", start)
+        if nl < 0:
+            bounds.append((start, len(text)))
+            return bounds
+        bounds.append((start, nl))
+        start = nl + 1
+
+
+_Hl = tuple[int, int, Highlight]  # (start, end) clamped, highlight
+
+
+class _Side:
+    """One message of one side, with its lines and highlights, ready to cut into segments."""
+
+    def __init__(self, msg: Message, index: int, hls: list[Highlight]) -> None:
+        self.msg = msg
+        self.text = msg.content
+        self.index = index
+        self.bounds = _line_bounds(self.text)
+        n = len(self.text)
+        self.hls: list[_Hl] = []
+        for h in hls:
+            s = max(0, min(h.start, n))
+            e = max(s, min(h.end, n))
+            self.hls.append((s, e, h))
+        self.placed: set[str] = set()
+
+    def ref(self) -> MessageRef:
+        return MessageRef(
+            self.index, self.msg.role, self.msg.kind, self.msg.name, len(self.text), len(self.bounds)
+        )
+
+    def pinned(self, line: int) -> bool:
+        ls, le = self.bounds[line]
+        return any(s <= le and e >= ls for s, e, _ in self.hls)
+
+    def line_texts(self) -> list[str]:
+        return [self.text[s:e] for s, e in self.bounds]
+
+    def line(self, k: int, op: Op, pieces: list[tuple[int, int, Op]] | None = None) -> Line:
+        """Line k cut at word-diff piece and highlight boundaries."""
+        ls, le = self.bounds[k]
+        cuts = {ls, le}
+        if pieces:
+            for s, e, _ in pieces:
+                if ls < s < le:
+                    cuts.add(s)
+                if ls < e < le:
+                    cuts.add(e)
+        active = [(s, e, h) for s, e, h in self.hls if s <= le and e >= ls]
+        for s, e, _ in active:
+            if ls < s < le:
+                cuts.add(s)
+            if ls < e < le:
+                cuts.add(e)
+        points = sorted(cuts)
+        intervals = list(zip(points, points[1:], strict=False)) if len(points) > 1 else [(ls, ls)]
+        segs: list[Segment] = []
+        pi = 0
+        for x, y in intervals:
+            sop: Op = "equal"
+            if pieces:
+                while pi < len(pieces) and pieces[pi][1] <= x:
+                    pi += 1
+                if pi < len(pieces) and pieces[pi][0] <= x < pieces[pi][1]:
+                    sop = pieces[pi][2]
+            marks = tuple(Mark(h.css, h.anchor, h.title) for s, e, h in active if s <= x and e >= y and s < e)
+            anchors = []
+            for s, e, h in active:
+                if h.anchor in self.placed:
+                    continue
+                # Starts here, or is still open from an earlier line, or is empty/only a newline
+                # at the end of this line: the anchor goes before this segment's text.
+                if (x <= s < y) or (s < x < e) or (y == le and x <= s <= le):
+                    anchors.append(h.anchor)
+                    self.placed.add(h.anchor)
+            text = self.text[x:y]
+            if segs and not anchors and segs[-1].op == sop and segs[-1].marks == marks:
+                segs[-1] = Segment(segs[-1].text + text, sop, marks, segs[-1].anchors)
+            elif text or anchors or not segs:
+                segs.append(Segment(text, sop, marks, tuple(anchors)))
+        return Line(k + 1, op, tuple(segs))
+
+
+def _by_message(highlights: Sequence[Highlight], side: Side) -> dict[int, list[Highlight]]:
+    out: dict[int, list[Highlight]] = {}
+    for h in highlights:
+        if h.side == side:
+            out.setdefault(h.message_index, []).append(h)
+    return out
+
+
+# --- hunks inside one message pair --------------------------------------------------------------
+
+
+def _inline_pieces(
+    sb: _Side, lb: tuple[int, int], sa: _Side, la: tuple[int, int], limits: Limits
+) -> tuple[list[tuple[int, int, Op]], list[tuple[int, int, Op]]] | str | None:
+    """Word/char diff of before lines [lb) against after lines [la). None: too different to
+    read well as words; "too large": over Limits.max_inline_tokens."""
+    b_start, b_end = sb.bounds[lb[0]][0], sb.bounds[lb[1] - 1][1]
+    a_start, a_end = sa.bounds[la[0]][0], sa.bounds[la[1] - 1][1]
+    if max(b_end - b_start, a_end - a_start) > limits.max_inline_tokens * 12:
+        return "too large"  # cheap guard before tokenising megabytes
+    tb = tokenize(sb.text[b_start:b_end])
+    ta = tokenize(sa.text[a_start:a_end])
+    if len(tb) > limits.max_inline_tokens or len(ta) > limits.max_inline_tokens:
+        return "too large"
+    ops, _ = sequence_opcodes(tb, ta, limits=limits)
+    offb = [b_start]
+    for t in tb:
+        offb.append(offb[-1] + len(t))
+    offa = [a_start]
+    for t in ta:
+        offa.append(offa[-1] + len(t))
+    pb: list[tuple[int, int, Op]] = []
+    pa: list[tuple[int, int, Op]] = []
+    same = 0
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            same += offb[i2] - offb[i1]
+            pb.append((offb[i1], offb[i2], "equal"))
+            pa.append((offa[j1], offa[j2], "equal"))
+        else:
+            if i2 > i1:
+                pb.append((offb[i1], offb[i2], "delete"))
+            if j2 > j1:
+                pa.append((offa[j1], offa[j2], "insert"))
+    # Mostly rewritten: word confetti reads worse than two plain blocks.
+    if same < 0.4 * max(min(b_end - b_start, a_end - a_start), 1):
+        return None
+    return pb, pa
+
+
+def _collapse_lines(
+    sb: _Side | None,
+    sa: _Side | None,
+    rng_b: tuple[int, int],
+    rng_a: tuple[int, int],
+    op: Op,
+    head: int,
+    tail: int,
+    min_run: int,
+    limits: Limits,
+) -> list[Hunk]:
+    """Hunks for a run of lines that are equal (both sides) or one-sided; long unpinned stretches
+    collapse. Pinned lines (holding a highlight) always stay visible."""
+    nb = rng_b[1] - rng_b[0]
+    na = rng_a[1] - rng_a[0]
+    n = max(nb, na)
+
+    def visible(k0: int, k1: int) -> Hunk:
+        before = (
+            tuple(sb.line(rng_b[0] + k, op if op != "insert" else "equal") for k in range(k0, k1))
+            if sb and nb
+            else ()
+        )
+        after = (
+            tuple(sa.line(rng_a[0] + k, op if op != "delete" else "equal") for k in range(k0, k1))
+            if sa and na
+            else ()
+        )
+        return Hunk("equal" if op == "equal" else "change", before, after)
+
+    if not limits.collapse or n < min_run:
+        return [visible(0, n)] if n else []
+    pinned = [
+        (
+            (sb is not None and nb and sb.pinned(rng_b[0] + k))
+            or (sa is not None and na and sa.pinned(rng_a[0] + k))
+        )
+        for k in range(n)
+    ]
+    # Stretches of unpinned lines, each collapsible in its middle.
+    hunks: list[Hunk] = []
+    k = 0
+    shown_from = 0
+    while k < n:
+        if pinned[k]:
+            k += 1
+            continue
+        r = k
+        while r < n and not pinned[r]:
+            r += 1
+        lo = k + (head if k == 0 else limits.context_lines)
+        hi = r - (tail if r == n else limits.context_lines)
+        if hi - lo >= max(min_run - head - tail, 2):
+            if lo > shown_from:
+                hunks.append(visible(shown_from, lo))
+            hunks.append(
+                Hunk(
+                    "collapsed",
+                    collapsed=Collapsed(
+                        "lines",
+                        op,
+                        (rng_b[0] + lo, rng_b[0] + hi) if nb else (rng_b[0], rng_b[0]),
+                        (rng_a[0] + lo, rng_a[0] + hi) if na else (rng_a[0], rng_a[0]),
+                        hi - lo,
+                        sb.index if sb else None,
+                        sa.index if sa else None,
+                    ),
+                )
+            )
+            shown_from = hi
+        k = r
+    if shown_from < n:
+        hunks.append(visible(shown_from, n))
+    return hunks
+
+
+def _pair_hunks(sb: _Side, sa: _Side, limits: Limits) -> tuple[list[Hunk], list[str]]:
+    lines_b = sb.line_texts()
+    lines_a = sa.line_texts()
+    ops, degraded = sequence_opcodes(lines_b, lines_a, limits=limits)
+    notes = (
+        ["message too large for a full line diff: part of it is shown as one replaced block"]
+        if degraded
+        else []
+    )
+    hunks: list[Hunk] = []
+    c = limits.context_lines
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            hunks += _collapse_lines(
+                sb, sa, (i1, i2), (j1, j2), "equal", c, c, limits.min_collapse_lines, limits
+            )
+            continue
+        pieces = _inline_pieces(sb, (i1, i2), sa, (j1, j2), limits) if (i2 > i1 and j2 > j1) else None
+        if pieces == "too large":
+            notes.append(
+                f"lines {i1 + 1}–{i2} before / {j1 + 1}–{j2} after: too large for a word-level diff, shown by line"
+            )
+        pb, pa = pieces if isinstance(pieces, tuple) else (None, None)
+        hunks.append(
+            Hunk(
+                "change",
+                tuple(sb.line(k, "delete", pb) for k in range(i1, i2)),
+                tuple(sa.line(k, "insert", pa) for k in range(j1, j2)),
+            )
+        )
+    return hunks, notes
+
+
+def _onesided_hunks(s: _Side, side: Side, limits: Limits) -> list[Hunk]:
+    n = len(s.bounds)
+    if side == "before":
+        return _collapse_lines(
+            s,
+            None,
+            (0, n),
+            (0, 0),
+            "delete",
+            limits.onesided_head_lines,
+            limits.onesided_tail_lines,
+            limits.max_onesided_lines,
+            limits,
+        )
+    return _collapse_lines(
+        None,
+        s,
+        (0, 0),
+        (0, n),
+        "insert",
+        limits.onesided_head_lines,
+        limits.onesided_tail_lines,
+        limits.max_onesided_lines,
+        limits,
+    )
+
+
+def _equal_hunks(sb: _Side, sa: _Side, limits: Limits) -> list[Hunk]:
+    n = len(sb.bounds)
+    c = limits.context_lines
+    return _collapse_lines(sb, sa, (0, n), (0, n), "equal", c, c, limits.min_collapse_lines, limits)

@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install
+.PHONY: demo test install lint
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -22,3 +22,10 @@ demo: install
 PYTEST_ARGS ?=
 test: install
 	DEBUG=true $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## Static checks, as CI runs them: ruff (lint + format) and mypy (strict for ctxaudit/engine).
+lint: install
+	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	DEBUG=true $(BIN)/mypy ctxaudit

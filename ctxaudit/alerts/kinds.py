@@ -47,6 +47,8 @@ SEVERITIES: tuple[str, ...] = tuple(s.value for s in Severity)  # low < medium <
 
 def severity_rank(value: str | None) -> int:
     """1 (low) .. 4 (critical); 0 for an unknown or empty value."""
+    if not value:
+        return 0
     try:
         return Severity(value).rank
     except ValueError:
@@ -54,7 +56,7 @@ def severity_rank(value: str | None) -> int:
 
 
 def max_severity(*values: str | None) -> str:
-    known = [v for v in values if severity_rank(v)]
+    known = [v for v in values if v and severity_rank(v)]
     return max(known, key=severity_rank) if known else Severity.LOW.value
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, OuterRef, QuerySet, Subquery, TextField, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
@@ -37,9 +37,7 @@ def with_rule_text(qs: QuerySet[Alert]) -> QuerySet[Alert]:
     )
 
 
-def alerts_filtered(
-    qs: QuerySet[Alert], f: dict[str, str], user: AbstractBaseUser | AnonymousUser
-) -> QuerySet[Alert]:
+def alerts_filtered(qs: QuerySet[Alert], f: dict[str, str], user: User | AnonymousUser) -> QuerySet[Alert]:
     status = f.get("status") or "active"
     if status == "active":
         qs = qs.filter(status__in=[Alert.Status.OPEN, Alert.Status.ACKNOWLEDGED])
@@ -63,7 +61,7 @@ def alerts_filtered(
     return qs
 
 
-def open_alerts_by_severity(user: AbstractBaseUser | AnonymousUser) -> list[dict[str, Any]]:
+def open_alerts_by_severity(user: User | AnonymousUser) -> list[dict[str, Any]]:
     """[{"severity", "count"}] of open, unmuted alerts, most severe first, zero counts included."""
     rows = dict(
         alerts_for_user(user)

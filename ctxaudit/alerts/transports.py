@@ -13,7 +13,6 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMessage

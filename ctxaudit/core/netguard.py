@@ -111,7 +111,7 @@ def check_url(url: str, *, allow_private: bool | None = None) -> str:
 
 def _guarded_create_connection(
     address: tuple[str, int],
-    timeout: Any = socket._GLOBAL_DEFAULT_TIMEOUT,
+    timeout: Any = socket._GLOBAL_DEFAULT_TIMEOUT,  # type: ignore[attr-defined]  # the stdlib default, private
     source_address: Any = None,
     **kw: Any,
 ) -> socket.socket:
@@ -149,7 +149,7 @@ class _HTTPHandler(urllib.request.HTTPHandler):
 
 class _HTTPSHandler(urllib.request.HTTPSHandler):
     def https_open(self, req: urllib.request.Request) -> Any:
-        return self.do_open(GuardedHTTPSConnection, req, context=self._context)
+        return self.do_open(GuardedHTTPSConnection, req, context=self._context)  # type: ignore[attr-defined]
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

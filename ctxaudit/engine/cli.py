@@ -38,7 +38,7 @@ from ctxaudit.engine.formats import FORMATS, ContextFormatError, parse_context
 from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.runner import run_checks
 from ctxaudit.engine.tokens import CharCounter, TokenCounter, TokenizerUnavailable, default_counter
-from ctxaudit.engine.types import AuditReport, ContextPair, Rule, RuleState, Severity
+from ctxaudit.engine.types import AuditReport, ContextPair, Rule, RuleResult, RuleState, Severity
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -300,7 +300,7 @@ def check_case(case: Case, *, counter: TokenCounter, expect: bool = False) -> Ca
 # --- output ----------------------------------------------------------------------------------
 
 
-def _rule_state(r: Any) -> str:
+def _rule_state(r: RuleResult) -> str:
     return r.state.value + (" (demoted)" if r.demoted else "")
 
 
@@ -405,7 +405,8 @@ def junit_xml(results: Sequence[CaseResult], *, suite: str = "ctxaudit.check") -
         states = "\n".join(f"{r.rule_id}: {_rule_state(r)}" for r in res.report.rules)
         ET.SubElement(tc, "system-out").text = _xml_text(f"verdict: {res.report.verdict}\n{states}")
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    out: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return out
 
 
 # --- entry point -----------------------------------------------------------------------------

@@ -245,16 +245,16 @@ def score_case(case: Case, report: AuditReport, scores: dict[str, Score]) -> Non
         want_demoted = set(exp["demoted_rules"])
         ids = set(results) | want_demoted | {r.id for r in case.pair.rules}
         for rid in sorted(ids):
-            got = bool(results.get(rid) and results[rid].demoted)
+            demoted = bool(results.get(rid) and results[rid].demoted)
             scores["demotion"].add(
                 rid in want_demoted,
-                got,
-                f"{case.id} {rid}: demoted expected {rid in want_demoted}, got {got}",
+                demoted,
+                f"{case.id} {rid}: demoted expected {rid in want_demoted}, demoted {demoted}",
             )
     if "summary_elevated" in exp:
         want = bool(exp["summary_elevated"])
         scores["summary_elevated"].add(
-            want, report.summary_elevated, f"{case.id}: expected {want}, got {report.summary_elevated}"
+            want, report.summary_elevated, f"{case.id}: expected {want}, demoted {report.summary_elevated}"
         )
     if isinstance(exp.get("claims_promoted"), list):
         quotes = [
@@ -285,7 +285,7 @@ def score_case(case: Case, report: AuditReport, scores: dict[str, Score]) -> Non
         scores["verdict"].add(
             want_fail,
             report.verdict == "fail",
-            f"{case.id}: expected {exp['verdict']}, got {report.verdict} ({detail or 'no failing findings'})",
+            f"{case.id}: expected {exp['verdict']}, demoted {report.verdict} ({detail or 'no failing findings'})",
         )
     for kind in exp.get("findings_kinds") or ():
         scores[f"findings:{kind}"].add(True, kind in kinds, f"{case.id}: {kind} expected")

@@ -164,10 +164,10 @@ def find_pii(text: str, *, strict_region: bool = False) -> list[PiiMatch]:
                 found.append((4, PiiMatch("phone", m.start(), m.end())))
     found.sort(key=lambda pm: (pm[0], -(pm[1].end - pm[1].start), pm[1].start))
     taken: list[PiiMatch] = []
-    for _, m in found:
-        if all(m.end <= t.start or m.start >= t.end for t in taken):
-            taken.append(m)
-    return sorted(taken, key=lambda m: m.start)
+    for _, pm in found:
+        if all(pm.end <= t.start or pm.start >= t.end for t in taken):
+            taken.append(pm)
+    return sorted(taken, key=lambda t: t.start)
 
 
 def pseudonym(kind: str, value: str, key: bytes) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from django.http import HttpRequest
 from django.urls import reverse
 from ninja import Query, Router, Status
 from ninja.errors import HttpError
 
+from ctxaudit.core.http import ApiRequest
 from ctxaudit.engine.formats import ContextFormatError
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.schemas import ErrorOut, EventAccepted, EventIn, EventOut
@@ -97,14 +98,14 @@ def events_list(
     session_id: str | None = None,
     status: Literal["pending", "checked", "error"] | None = None,
     verdict: Literal["pass", "fail"] | None = None,
-    limit: int = Query(50, ge=1, le=500),
-    offset: int = Query(0, ge=0),
+    limit: int = Query(50, ge=1, le=500),  # type: ignore[type-arg]
+    offset: int = Query(0, ge=0),  # type: ignore[type-arg]
 ) -> Status[dict[str, Any]]:
     qs = (
-        Event.objects.filter(project=request.project)
+        Event.objects.filter(project=cast(ApiRequest, request).project)
         .select_related("session")
         .order_by("-occurred_at", "-id")
-    )  # type: ignore[attr-defined]
+    )
     if session_id is not None:
         qs = qs.filter(session__external_id=session_id)
     if status is not None:

@@ -35,6 +35,9 @@ class SessionRule(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["session", "rule_id"], name="session_rule_unique")]
 
+    def __str__(self) -> str:
+        return self.rule_id
+
 
 class Event(models.Model):
     """One compression event: the context before and after, and what the checks said."""
@@ -70,12 +73,14 @@ class Event(models.Model):
     rules = models.JSONField(default=list, blank=True)
     rules_source = models.CharField(max_length=10, default="extracted")  # event | project | extracted
     metadata = models.JSONField(default=dict, blank=True)
-    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    # NULL, not "": the per-project unique constraint must ignore events sent without a key
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
     # SHA-256 of the request body the key was first used with: a retry must send the same body.
     idempotency_fingerprint = models.CharField(max_length=64, blank=True)
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
-    verdict = models.CharField(max_length=4, null=True, blank=True)  # "pass" | "fail"
+    # NULL until the checks ran
+    verdict = models.CharField(max_length=4, null=True, blank=True)  # noqa: DJ001  # "pass" | "fail"
     report = models.JSONField(null=True, blank=True)  # AuditReport.to_dict()
     tokens_before = models.IntegerField(null=True, blank=True)
     tokens_after = models.IntegerField(null=True, blank=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,7 @@ def event_enqueue_check(event_id: int) -> None:
 
 def events_requeue_pending(*, older_than_seconds: int) -> int:
     """Re-enqueue events still pending after `older_than_seconds`. Returns how many."""
-    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_seconds)
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
     ids = list(
         Event.objects.filter(status=Event.Status.PENDING, received_at__lt=cutoff).values_list(
             "pk", flat=True
@@ -227,7 +228,7 @@ def events_purge_expired(*, now: Any = None) -> dict[str, int]:
     now = now or timezone.now()
     purged = {"events": 0, "sessions": 0}
     for project in Project.objects.filter(retention_days__gt=0).only("pk", "retention_days"):
-        cutoff = now - timezone.timedelta(days=project.retention_days)
+        cutoff = now - timedelta(days=project.retention_days)
         while True:
             ids = list(
                 Event.objects.filter(project=project, received_at__lt=cutoff)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
@@ -11,36 +11,36 @@ from ctxaudit.ingest.models import Event, Session
 from ctxaudit.projects.models import Membership, Project
 
 
-def projects_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
+def projects_for_user(user: User | AnonymousUser) -> QuerySet[Project]:
     if not user.is_authenticated:
         return Project.objects.none()
-    if user.is_superuser:  # type: ignore[union-attr]
+    if user.is_superuser:
         return Project.objects.all()
     return Project.objects.filter(memberships__user=user)
 
 
-def role_for_user(user: AbstractBaseUser | AnonymousUser, project: Project) -> str | None:
+def role_for_user(user: User | AnonymousUser, project: Project) -> str | None:
     """The user's role in `project` ("admin" for superusers), or None for outsiders."""
     if not user.is_authenticated:
         return None
-    if user.is_superuser:  # type: ignore[union-attr]
+    if user.is_superuser:
         return Membership.Role.ADMIN
     m = Membership.objects.filter(user=user, project=project).first()
     return m.role if m else None
 
 
-def events_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Event]:
+def events_for_user(user: User | AnonymousUser) -> QuerySet[Event]:
     return Event.objects.filter(project__in=projects_for_user(user))
 
 
-def event_for_user(user: AbstractBaseUser | AnonymousUser, event_id: int) -> Event:
+def event_for_user(user: User | AnonymousUser, event_id: int) -> Event:
     event = events_for_user(user).select_related("project", "session").filter(pk=event_id).first()
     if event is None:
         raise Http404("No such event")
     return event
 
 
-def session_for_user(user: AbstractBaseUser | AnonymousUser, session_pk: int) -> Session:
+def session_for_user(user: User | AnonymousUser, session_pk: int) -> Session:
     session = (
         Session.objects.filter(project__in=projects_for_user(user), pk=session_pk)
         .select_related("project")
@@ -52,7 +52,7 @@ def session_for_user(user: AbstractBaseUser | AnonymousUser, session_pk: int) ->
 
 
 def project_for_user(
-    user: AbstractBaseUser | AnonymousUser, project_id: int, *, roles: tuple[str, ...] | None = None
+    user: User | AnonymousUser, project_id: int, *, roles: tuple[str, ...] | None = None
 ) -> Project:
     """The project if `user` is a member (404 otherwise); with `roles`, 403 for members in other roles."""
     project = projects_for_user(user).filter(pk=project_id).first()
@@ -63,6 +63,6 @@ def project_for_user(
     return project
 
 
-def project_for_admin(user: AbstractBaseUser | AnonymousUser, project_id: int) -> Project:
+def project_for_admin(user: User | AnonymousUser, project_id: int) -> Project:
     """The project if `user` is its admin: 404 for outsiders, 403 for reviewers and ops."""
     return project_for_user(user, project_id, roles=(Membership.Role.ADMIN,))

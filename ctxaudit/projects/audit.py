@@ -41,7 +41,7 @@ def log_content_access(
     return AuditLogEntry.objects.create(
         project_id=event.pk if isinstance(event, Project) else event.project_id,
         user=user if authed else None,
-        username=user.get_username() if authed else "",
+        username=user.get_username() if user is not None and authed else "",
         api_key_prefix=key.prefix if key is not None else "",
         action=action,
         object_type=object_type or event._meta.model_name,

@@ -37,6 +37,9 @@ class ChecklistStep(models.Model):
             models.CheckConstraint(condition=models.Q(step__gte=1, step__lte=7), name="checklist_step_range"),
         ]
 
+    def __str__(self) -> str:
+        return f"step {self.step}: {self.status}"
+
 
 class RegressionCase(models.Model):
     """One case of a project's rule-retention regression set (seed §6.6), in the samples format
@@ -87,6 +90,9 @@ class ReplayEndpoint(models.Model):
     )
     updated_at = models.DateTimeField(default=timezone.now)
 
+    def __str__(self) -> str:
+        return self.base_url
+
 
 class ReplayRun(models.Model):
     """Step 6 run: the final user request sent with the before-context and with the after-context."""
@@ -112,3 +118,6 @@ class ReplayRun(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"replay {self.pk} ({self.status})"

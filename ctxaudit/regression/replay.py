@@ -35,7 +35,7 @@ def final_user_request(before: list[dict[str, Any]], metadata: dict[str, Any] | 
             and isinstance(value.get("content"), str)
             and value.get("role", "user") == "user"
         ):
-            return value["content"]
+            return str(value["content"])
     for m in reversed(before):
         if m.get("role") == "user" and (m.get("content") or "").strip():
             return str(m["content"])

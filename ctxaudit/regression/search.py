@@ -125,9 +125,9 @@ def key_terms(rule_text: str) -> list[str]:
                 start = base + run.start()
                 rest = "".join(" " if covered[start + i] else ch for i, ch in enumerate(run.group()))
                 rest = _zh_markers().sub(" ", rest)
-                for word in re.finditer(r"\S+", rest):
-                    for chunk in _chunks(word.group()):
-                        found.append((start + word.start() + word.group().find(chunk), chunk))
+                for wm in re.finditer(r"\S+", rest):
+                    for chunk in _chunks(wm.group()):
+                        found.append((start + wm.start() + wm.group().find(chunk), chunk))
         elif (
             len(piece) >= 3
             and piece.casefold() not in _EN_STOP
@@ -186,7 +186,7 @@ def search_context(messages: list[dict[str, Any]], terms: list[str]) -> dict[str
     """Hits of `terms` in each message: {"terms", "found": [{"term", "count"}], "missing": [term],
     "messages": [{"index", "role", "segments", "hits"}]} — only messages with a hit are listed,
     and their long stretches without a hit are shortened (`excerpt`)."""
-    found = {t: 0 for t in terms}
+    found = dict.fromkeys(terms, 0)
     listed = []
     for i, m in enumerate(messages):
         content = m.get("content") or ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.urls import NoReverseMatch, reverse
@@ -25,7 +25,7 @@ MAX_DIFF_LINES = 600
 MAX_SESSION_EVENTS = 200
 
 
-def regression_case_for_user(user: AbstractBaseUser | AnonymousUser, case_pk: int) -> RegressionCase:
+def regression_case_for_user(user: User | AnonymousUser, case_pk: int) -> RegressionCase:
     case = (
         RegressionCase.objects.filter(project__in=projects_for_user(user), pk=case_pk)
         .select_related("project")
@@ -36,7 +36,7 @@ def regression_case_for_user(user: AbstractBaseUser | AnonymousUser, case_pk: in
     return case
 
 
-def replay_run_for_user(user: AbstractBaseUser | AnonymousUser, run_pk: int) -> ReplayRun:
+def replay_run_for_user(user: User | AnonymousUser, run_pk: int) -> ReplayRun:
     run = (
         ReplayRun.objects.filter(event__project__in=projects_for_user(user), pk=run_pk)
         .select_related("event")
@@ -225,7 +225,7 @@ def finding_symptoms(event: Event) -> list[dict[str, Any]]:
     ]
 
 
-def events_with_kinds(user: AbstractBaseUser | AnonymousUser, kinds: list[str]) -> QuerySet[Event]:
+def events_with_kinds(user: User | AnonymousUser, kinds: list[str]) -> QuerySet[Event]:
     return (
         Event.objects.filter(project__in=projects_for_user(user), findings__kind__in=kinds)
         .distinct()
@@ -234,7 +234,7 @@ def events_with_kinds(user: AbstractBaseUser | AnonymousUser, kinds: list[str]) 
     )
 
 
-def unmapped_kinds(user: AbstractBaseUser | AnonymousUser) -> list[str]:
+def unmapped_kinds(user: User | AnonymousUser) -> list[str]:
     """Finding kinds in the user's projects that no §7.1 row covers yet."""
     from ctxaudit.audits.models import Finding
 
@@ -248,5 +248,5 @@ def regression_cases(project_id: int) -> QuerySet[RegressionCase]:
     return RegressionCase.objects.filter(project_id=project_id).select_related("created_by", "event")
 
 
-def projects_with_case_counts(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Any]:
+def projects_with_case_counts(user: User | AnonymousUser) -> QuerySet[Any]:
     return projects_for_user(user).annotate(case_count=Count("regression_cases"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -26,9 +26,7 @@ VERDICTS = ("pass", "fail")
 PROMOTION_KINDS = ("claim_promoted", "injection_promoted")
 
 
-def checklist_step_mark(
-    *, event: Event, step: int, status: str, note: str, user: AbstractBaseUser
-) -> ChecklistStep:
+def checklist_step_mark(*, event: Event, step: int, status: str, note: str, user: User) -> ChecklistStep:
     """Record a reviewer's mark on one checklist step; the last writer's name and time are kept."""
     if not 1 <= step <= STEP_COUNT:
         raise ValueError(f"step must be 1..{STEP_COUNT}")
@@ -89,7 +87,7 @@ def _samples_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def regression_case_from_event(*, event: Event, user: AbstractBaseUser | None) -> tuple[RegressionCase, bool]:
+def regression_case_from_event(*, event: Event, user: User | None) -> tuple[RegressionCase, bool]:
     """Add `event` to its project's regression set (checklist step 7). Returns (case, created);
     adding the same event twice answers the existing case."""
     case_id = f"event-{event.pk}"
@@ -147,7 +145,7 @@ def regression_case_to_sample(case: RegressionCase) -> dict[str, Any]:
 
 
 def replay_endpoint_save(
-    *, project: Project, base_url: str, model: str, api_key: str | None, user: AbstractBaseUser
+    *, project: Project, base_url: str, model: str, api_key: str | None, user: User
 ) -> ReplayEndpoint:
     """Create or change the project's replay endpoint; api_key None keeps the stored key."""
     if not base_url.strip().startswith(("http://", "https://")):
@@ -172,7 +170,7 @@ def replay_endpoint_delete(*, project: Project) -> None:
     ReplayEndpoint.objects.filter(project=project).delete()
 
 
-def replay_run_start(*, event: Event, prompt: str, user: AbstractBaseUser) -> ReplayRun:
+def replay_run_start(*, event: Event, prompt: str, user: User) -> ReplayRun:
     """Queue a replay of `prompt` with the before- and the after-context (checklist step 6).
     Raises ValueError when the project has no endpoint: nothing leaves the machine by default."""
     endpoint = ReplayEndpoint.objects.filter(project_id=event.project_id).first()

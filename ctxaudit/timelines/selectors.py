@@ -171,9 +171,9 @@ def session_timeline(session: Session, *, decay_compressions: int | None = None)
 RATE = FloatField()
 
 
-def _rates(qs: QuerySet[Any]) -> QuerySet[Any]:
+def _rates(qs: QuerySet[Any, Any]) -> QuerySet[Any, Any]:
     """Counts, rates and average strength per group, computed by the database."""
-    return qs.annotate(
+    rated: QuerySet[Any, Any] = qs.annotate(
         outcomes=Count("id"),
         weakened=Count("id", filter=Q(state=WEAKENED)),
         missing=Count("id", filter=Q(state=MISSING)),
@@ -185,6 +185,7 @@ def _rates(qs: QuerySet[Any]) -> QuerySet[Any]:
         missing_rate=Cast(F("missing"), RATE) / Cast(F("outcomes"), RATE),
         loss_rate=Cast(F("weakened") + F("missing"), RATE) / Cast(F("outcomes"), RATE),
     )
+    return rated
 
 
 @dataclass(slots=True)
@@ -258,4 +259,4 @@ def decay_overview(
         .annotate(decays=Count("id"), rules=Count("rule_id", distinct=True))
         .order_by("-decays", "event__session__external_id")[:20]
     )
-    return DecayOverview(by_strategy, by_rule, models, total, sessions)
+    return DecayOverview(by_strategy, by_rule, models, total, [dict(s) for s in sessions])

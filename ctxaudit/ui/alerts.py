@@ -4,10 +4,12 @@ members read, ops/admin change (403 otherwise), outsiders get 404."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import cast
 from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
@@ -29,6 +31,7 @@ from ctxaudit.alerts.access import (
 )
 from ctxaudit.alerts.models import Alert, Channel
 from ctxaudit.alerts.selectors import STATUS_FILTERS, alerts_filtered, open_alerts_by_severity, with_rule_text
+from ctxaudit.core.http import AuthedRequest
 from ctxaudit.projects.access import projects_for_user
 from ctxaudit.projects.models import Project
 
@@ -74,7 +77,7 @@ def alert_summary(request: HttpRequest) -> HttpResponse:
 @require_GET
 def alert_detail(request: HttpRequest, alert_id: int) -> HttpResponse:
     alert = alert_for_user(request.user, alert_id)
-    alert.shown_rule_text = with_rule_text(Alert.objects.filter(pk=alert.pk)).values_list(  # type: ignore[attr-defined]
+    alert.shown_rule_text = with_rule_text(Alert.objects.filter(pk=alert.pk)).values_list(  # type: ignore[attr-defined,misc]
         "shown_rule_text", flat=True
     )[0]
     can_change = can_change_alerts(request.user, alert.project)
@@ -94,7 +97,7 @@ def alert_detail(request: HttpRequest, alert_id: int) -> HttpResponse:
     return render(request, "ui/alerts/detail.html", ctx)
 
 
-def _assignable(alert: Alert) -> list[object]:
+def _assignable(alert: Alert) -> list[User]:
     users = get_user_model().objects.filter(
         memberships__project=alert.project, memberships__role__in=CHANGE_ROLES
     )
@@ -236,10 +239,10 @@ def alert_policy_edit(request: HttpRequest, project_id: int) -> HttpResponse:
             }
         services.alert_policy_update(
             policy=policy,
-            user=request.user,
+            user=cast(AuthedRequest, request).user,
             enabled=request.POST.get("enabled") == "on",
             conditions=conditions,
-        )  # type: ignore[arg-type]
+        )
     except ValueError as e:
         msg = str(e) if "invalid literal" not in str(e) else "thresholds must be whole numbers"
         return _settings_page(request, project, error=msg, status=400)

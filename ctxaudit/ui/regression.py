@@ -8,7 +8,7 @@ admin setting.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
+from ctxaudit.core.http import AuthedRequest
 from ctxaudit.engine.cli import case_from_dict, check_case
 from ctxaudit.engine.tokens import CharCounter
 from ctxaudit.ingest.models import Event
@@ -93,8 +94,12 @@ def checklist_step(request: HttpRequest, event_id: int, step: int) -> HttpRespon
     if status not in ChecklistStep.Status.values:
         return HttpResponse("status must be done, na or open", status=400)
     services.checklist_step_mark(
-        event=event, step=step, status=status, note=request.POST.get("note", ""), user=request.user
-    )  # type: ignore[arg-type]
+        event=event,
+        step=step,
+        status=status,
+        note=request.POST.get("note", ""),
+        user=cast(AuthedRequest, request).user,
+    )
     if not request.htmx:  # type: ignore[attr-defined]
         return redirect(reverse("regression:checklist", args=[event.pk]) + f"#step-{step}")
     steps = selectors.checklist_steps(event)

@@ -4,7 +4,9 @@ from ctxaudit.engine import ContextPair, Rule, parse_context, run_checks
 from ctxaudit.engine.checks import CHECKS
 from ctxaudit.engine.tokens import CharCounter
 
-BEFORE = parse_context([{"role": "system", "content": "Never delete orders."}, {"role": "user", "content": "hi"}])
+BEFORE = parse_context(
+    [{"role": "system", "content": "Never delete orders."}, {"role": "user", "content": "hi"}]
+)
 AFTER = parse_context([{"role": "user", "content": "Summary: the user said hi."}])
 
 

@@ -16,7 +16,10 @@ HISTORY = [
 
 def kinds(after: list[dict], before: list[dict] | None = None, **kw: object) -> list[str]:
     before = before if before is not None else [SYSTEM, *HISTORY]
-    return [f.kind for f in check_failures(analyse(ContextPair(parse_context(before), parse_context(after), **kw)))]  # type: ignore[arg-type]
+    return [
+        f.kind
+        for f in check_failures(analyse(ContextPair(parse_context(before), parse_context(after), **kw)))
+    ]  # type: ignore[arg-type]
 
 
 def test_it_flags_an_error_or_refusal_committed_as_the_summary() -> None:

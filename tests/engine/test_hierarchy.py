@@ -18,7 +18,10 @@ SAFE = "【历史摘要】\n用户查询了订单 10086（已发货）。\n注�
 
 def kinds(after: list[dict], before: list[dict] | None = None, **kw: object) -> list[str]:
     before = before if before is not None else [{"role": "system", "content": SYSTEM}, *HISTORY]
-    return [f.kind for f in check_hierarchy(analyse(ContextPair(parse_context(before), parse_context(after), **kw)))]  # type: ignore[arg-type]
+    return [
+        f.kind
+        for f in check_hierarchy(analyse(ContextPair(parse_context(before), parse_context(after), **kw)))
+    ]  # type: ignore[arg-type]
 
 
 def test_it_passes_a_safe_role_separated_summary() -> None:
@@ -74,7 +77,10 @@ def test_it_gives_low_severity_advice_on_markers_and_disclaimers() -> None:
             ContextPair(
                 parse_context([{"role": "system", "content": SYSTEM}, *HISTORY]),
                 parse_context(
-                    [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "用户查询了订单 10086。"}]
+                    [
+                        {"role": "system", "content": SYSTEM},
+                        {"role": "user", "content": "用户查询了订单 10086。"},
+                    ]
                 ),
                 strategy="summary",
             )

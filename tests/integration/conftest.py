@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kombu import pools
 from django.db import connection
+from kombu import pools
 
 from tests.prereqs import require
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -21,12 +21,12 @@ class AlertTransitionError(ValueError):
     """The requested status change does not apply to the alert's current status."""
 
 
-def _log(alert: Alert, user: AbstractBaseUser | None, kind: str, text: str = "") -> AlertActivity:
+def _log(alert: Alert, user: User | None, kind: str, text: str = "") -> AlertActivity:
     return AlertActivity.objects.create(alert=alert, user=user, kind=kind, text=text)
 
 
 @transaction.atomic
-def alert_acknowledge(*, alert: Alert, user: AbstractBaseUser) -> Alert:
+def alert_acknowledge(*, alert: Alert, user: User) -> Alert:
     alert = Alert.objects.select_for_update().get(pk=alert.pk)
     if alert.status == Alert.Status.ACKNOWLEDGED:
         return alert
@@ -39,7 +39,7 @@ def alert_acknowledge(*, alert: Alert, user: AbstractBaseUser) -> Alert:
 
 
 @transaction.atomic
-def alert_resolve(*, alert: Alert, user: AbstractBaseUser) -> Alert:
+def alert_resolve(*, alert: Alert, user: User) -> Alert:
     alert = Alert.objects.select_for_update().get(pk=alert.pk)
     if alert.status == Alert.Status.RESOLVED:
         return alert
@@ -52,7 +52,7 @@ def alert_resolve(*, alert: Alert, user: AbstractBaseUser) -> Alert:
 
 
 @transaction.atomic
-def alert_reopen(*, alert: Alert, user: AbstractBaseUser) -> Alert:
+def alert_reopen(*, alert: Alert, user: User) -> Alert:
     alert = Alert.objects.select_for_update().get(pk=alert.pk)
     if alert.status == Alert.Status.OPEN:
         return alert
@@ -63,7 +63,7 @@ def alert_reopen(*, alert: Alert, user: AbstractBaseUser) -> Alert:
     return alert
 
 
-def alerts_bulk_acknowledge(*, alerts: list[Alert], user: AbstractBaseUser) -> int:
+def alerts_bulk_acknowledge(*, alerts: list[Alert], user: User) -> int:
     """Acknowledge the open ones among `alerts`; others are left as they are. Returns how many changed."""
     n = 0
     for alert in alerts:
@@ -74,11 +74,11 @@ def alerts_bulk_acknowledge(*, alerts: list[Alert], user: AbstractBaseUser) -> i
 
 
 @transaction.atomic
-def alert_assign(*, alert: Alert, user: AbstractBaseUser, assignee: AbstractBaseUser | None) -> Alert:
+def alert_assign(*, alert: Alert, user: User, assignee: User | None) -> Alert:
     alert = Alert.objects.select_for_update().get(pk=alert.pk)
     if alert.assignee_id == (assignee.pk if assignee else None):
         return alert
-    alert.assignee = assignee  # type: ignore[assignment]
+    alert.assignee = assignee
     alert.save(update_fields=["assignee"])
     if assignee is None:
         _log(alert, user, AlertActivity.Kind.UNASSIGNED)
@@ -87,7 +87,7 @@ def alert_assign(*, alert: Alert, user: AbstractBaseUser, assignee: AbstractBase
     return alert
 
 
-def alert_comment(*, alert: Alert, user: AbstractBaseUser, text: str) -> AlertActivity:
+def alert_comment(*, alert: Alert, user: User, text: str) -> AlertActivity:
     text = text.strip()
     if not text:
         raise ValueError("a comment needs text")
@@ -95,7 +95,7 @@ def alert_comment(*, alert: Alert, user: AbstractBaseUser, text: str) -> AlertAc
 
 
 @transaction.atomic
-def alert_mute(*, alert: Alert, user: AbstractBaseUser, until: datetime | None) -> Alert:
+def alert_mute(*, alert: Alert, user: User, until: datetime | None) -> Alert:
     """Snooze/mute until `until` (no notifications meanwhile); None unmutes."""
     alert = Alert.objects.select_for_update().get(pk=alert.pk)
     alert.muted_until = until

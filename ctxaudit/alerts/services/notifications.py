@@ -6,6 +6,7 @@ import logging
 import time
 import uuid
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -72,7 +73,7 @@ def deliveries_create(*, alert: Alert, event: Event | None, reason: str) -> list
         )
         if made:
             created.append(d)
-            transaction.on_commit(lambda pk=str(d.pk): delivery_enqueue(pk))
+            transaction.on_commit(partial(delivery_enqueue, str(d.pk)))
     return created
 
 

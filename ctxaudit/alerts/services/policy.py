@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
@@ -53,7 +53,7 @@ def alert_policy_for_project(project: Project) -> AlertPolicy:
 
 
 def alert_policy_update(
-    *, policy: AlertPolicy, user: AbstractBaseUser, enabled: bool, conditions: dict[int, dict[str, Any]]
+    *, policy: AlertPolicy, user: User, enabled: bool, conditions: dict[int, dict[str, Any]]
 ) -> AlertPolicy:
     """Set the policy's switch and its conditions' thresholds ({condition id: {field: value}}).
     Raises ValueError naming the first bad value."""

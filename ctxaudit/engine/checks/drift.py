@@ -227,11 +227,15 @@ def compare_clause(
     # opposite polarity about another action is another rule: "禁止修改任何业务数据" is not kept by
     # "Always log every change to customer records" (the obligation is to log, not to change)
     extra_actions = {a for c in carriers for a in c.actions} - matched_cands
-    if best is not None and extra_actions:
-        if (rc.force is Force.PROHIBITION and best.force in _POSITIVE) or (
-            rc.force in _POSITIVE and best.force is Force.PROHIBITION
-        ):
-            return None
+    if (
+        best is not None
+        and extra_actions
+        and (
+            (rc.force is Force.PROHIBITION and best.force in _POSITIVE)
+            or (rc.force in _POSITIVE and best.force is Force.PROHIBITION)
+        )
+    ):
+        return None
     # the same action with the opposite polarity turns the rule around: "Never reveal the API key" →
     # "Always reveal the API key", "禁止删除订单" → "必须删除订单", "Do not share emails" → "Share emails".
     # Only when nothing else is commanded: "删除订单前请先确认" obliges a confirmation, not a deletion.
@@ -256,9 +260,15 @@ def compare_clause(
         if not reversed_:
             return ClauseDrift("absent", 0.0, closeness, Force.NONE, "", [], carriers, bool(unrelated))
         perm = next(c for c in carriers if c.force is Force.PERMISSION)
-        lost = [_fmt_reversed(rc, perm, zh)]
         return ClauseDrift(
-            "reversed", 0.0, closeness, Force.PERMISSION, perm.force_word, lost, carriers, bool(unrelated)
+            "reversed",
+            0.0,
+            closeness,
+            Force.PERMISSION,
+            perm.force_word,
+            [_fmt_reversed(rc, perm, zh)],
+            carriers,
+            bool(unrelated),
         )
 
     lost: list[str] = []

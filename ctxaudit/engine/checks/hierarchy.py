@@ -387,7 +387,7 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
             for path, v in fields:
                 leaf = path.rsplit(".", 1)[-1]
                 if _OPERATION_KEY.search(leaf) and v not in (None, "", [], {}):
-                    a, b = _find(content, f'"{leaf}"')
+                    start, end = _find(content, f'"{leaf}"')
                     findings.append(
                         Finding(
                             "structured_operation_field",
@@ -396,7 +396,7 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
                             if zh
                             else f"The structured summary's field “{leaf}” carries operation suggestions or instructions; a "
                             "summary records facts only, and such fields should be dropped by the program (seed §6.3).",
-                            evidence=(_span("after", i, content, a, b),),
+                            evidence=(_span("after", i, content, start, end),),
                             data={"field": path},
                         )
                     )
@@ -407,7 +407,7 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
                         if not _labelled(x)
                     ]
             if unlabeled:
-                a, b = _find(content, unlabeled[0])
+                start, end = _find(content, unlabeled[0])
                 findings.append(
                     Finding(
                         "structured_fact_unlabeled",
@@ -416,7 +416,7 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
                         if zh
                         else f"{len(unlabeled)} fact(s) in the structured summary do not say whether the user claimed them or the "
                         f"system confirmed them, e.g. “{unlabeled[0]}” (seed §6.3).",
-                        evidence=(_span("after", i, content, a, b),),
+                        evidence=(_span("after", i, content, start, end),),
                         data={"count": len(unlabeled)},
                     )
                 )

@@ -271,7 +271,7 @@ def _best_for_clause(
     seen: set[tuple[int, tuple[int, ...]]] = set()
     for pos, si in idx.candidates(weights):
         n = len(idx.starts(pos))
-        windows = [(si,)]
+        windows: list[tuple[int, ...]] = [(si,)]
         windows += [(si - 1, si)] if si > 0 else []
         windows += [(si, si + 1)] if si + 1 < n else []
         for sents in windows:

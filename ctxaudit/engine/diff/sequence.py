@@ -77,7 +77,7 @@ def _diff_range(
 def _matcher(
     a: Sequence[object], b: Sequence[object], alo: int, ahi: int, blo: int, bhi: int, out: list[Opcode]
 ) -> None:
-    sm = SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)  # type: ignore[arg-type]
+    sm = SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         out.append((tag, i1 + alo, i2 + alo, j1 + blo, j2 + blo))
 

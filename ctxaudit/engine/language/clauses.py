@@ -376,7 +376,7 @@ class PairIndex:
         """Written messages outside the system role that carry a summary: marked by `kind` or by a
         summary word near their start; with a summarising strategy (summary/structured/
         role_separated) also the first written message (compressors write one summary)."""
-        out = []
+        out: list[tuple[int, Message]] = []
         by_strategy = (strategy or "").lower() in SUMMARY_STRATEGIES
         for i, m in self.written_messages():
             if m.role == "system" or m.kind == "encrypted_compaction":

@@ -164,7 +164,7 @@ class Matcher:
         if not folded:
             return out
         suffix_at = _SUFFIX.match
-        for last, (length, ascii_surface, entries, plain_tags, concepts, alpha_end) in self._auto.iter_long(
+        for last, (length, ascii_surface, entries, _plain_tags, concepts, alpha_end) in self._auto.iter_long(
             folded
         ):
             if not concepts:
@@ -531,9 +531,9 @@ def _unknown_objects(f: str, cs: int, ce: int, hits: list[Hit]) -> frozenset[str
             if len(word) >= 2 and word[:2] not in _CJK_STOP:
                 out.add(word)
         else:
-            m = _EN_WORD.match(f, j, ce)
-            if m and m.group() not in EN_STOPWORDS:
-                out.add(m.group())
+            wm = _EN_WORD.match(f, j, ce)
+            if wm and wm.group() not in EN_STOPWORDS:
+                out.add(wm.group())
     return frozenset(out)
 
 

@@ -463,7 +463,7 @@ def _c(
     )
 
 
-A, O, G = Kind.ACTION, Kind.OBJECT, Kind.GENERIC
+A, O, G = Kind.ACTION, Kind.OBJECT, Kind.GENERIC  # noqa: E741 - one letter per kind keeps the table below readable
 
 # The concept lexicon. Synonym groups from seed 000 §1.2 (typical rules), §3.4 (drift examples),
 # §4.1 (the order assistant's four rules), §3.5 (decay) and S2 §5 (indirect injection).

@@ -329,9 +329,8 @@ def parse(text: str, *, name: str) -> Transcript:
         seg, prev = segments[i], segments[i - 1]
         start = seg.start
         assert start is not None
-        meta_in = (
-            start.data.get("compactMetadata") if isinstance(start.data.get("compactMetadata"), dict) else {}
-        )
+        raw_meta = start.data.get("compactMetadata")
+        meta_in: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         metadata: dict[str, Any] = {"source_format": FORMAT, "source_line": start.line}
         if start.uuid:
             metadata["boundary_uuid"] = start.uuid

@@ -30,7 +30,7 @@ class Command(BaseCommand):
         if created or not user.check_password(DEMO_PASSWORD):
             user.set_password(DEMO_PASSWORD)
             user.save()
-        summary = demo_load(stdout=self.stdout)
+        summary = demo_load(stdout=self.stdout)  # type: ignore[arg-type]  # OutputWrapper is a TextIO at run time
         self.stdout.write(self.style.SUCCESS(summary))
         self.stdout.write(
             self.style.SUCCESS(

@@ -1,0 +1,23 @@
+"""Typed request classes for views (what the middleware and auth put on a request)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest
+from django_htmx.middleware import HtmxDetails
+
+from ctxaudit.projects.models import ApiKey, Project
+
+
+class AuthedRequest(HttpRequest):
+    """A request behind @login_required: `user` is a real user; django-htmx sets `htmx`."""
+
+    user: User
+    htmx: HtmxDetails
+
+
+class ApiRequest(HttpRequest):
+    """A request that passed ApiKeyAuth: the key and its project are on it."""
+
+    api_key: ApiKey
+    project: Project

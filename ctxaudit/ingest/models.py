@@ -80,7 +80,7 @@ class Event(models.Model):
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
     # NULL until the checks ran
-    verdict = models.CharField(max_length=4, null=True, blank=True)  # noqa: DJ001  # "pass" | "fail"
+    verdict = models.CharField(max_length=10, null=True, blank=True)  # noqa: DJ001  # "pass" | "fail"
     report = models.JSONField(null=True, blank=True)  # AuditReport.to_dict()
     tokens_before = models.IntegerField(null=True, blank=True)
     tokens_after = models.IntegerField(null=True, blank=True)

@@ -33,8 +33,9 @@ import re
 from typing import Any
 
 from ctxaudit.engine.analysis import Analysis
+from ctxaudit.engine.checks.wording import bilingual
 from ctxaudit.engine.language.clauses import has_cjk
-from ctxaudit.engine.types import Finding, Message, Severity, Span
+from ctxaudit.engine.types import ContextPair, Finding, Message, Severity, Span
 
 _ERROR = re.compile(
     r"^\s*(?:error\b|exception\b|traceback \(most recent call last\)|failed to (?:summari[sz]e|generate|compact)|request failed"
@@ -70,6 +71,11 @@ def _zh(text: str) -> bool:
     return has_cjk(text[:2000])
 
 
+def _context_zh(pair: ContextPair) -> bool:
+    """The context's language when the text a finding is about has none (empty, encrypted, metadata)."""
+    return any(_zh(m.content) for m in pair.before.messages[:8] if m.kind != "encrypted_compaction")
+
+
 def _int(meta: dict[str, Any], key: str) -> int | None:
     v = meta.get(key)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
@@ -92,10 +98,12 @@ def check_summary_failures(a: Analysis) -> list[Finding]:
                 Finding(
                     "summary_empty",
                     Severity.HIGH,
-                    f"压缩结果（消息 #{i}）是空的或只是占位符：“{text.strip()[:80]}”，原来的对话历史全部丢失。"
-                    if zh or not text.strip()
-                    else f"The compaction result (message #{i}) is empty or a placeholder: “{text.strip()[:80]}”; the "
-                    "conversation history it replaced is gone.",
+                    bilingual(
+                        f"压缩结果（消息 #{i}）是空的或只是占位符：“{text.strip()[:80]}”，原来的对话历史全部丢失。",
+                        f"The compaction result (message #{i}) is empty or a placeholder: “{text.strip()[:80]}”; the "
+                        "conversation history it replaced is gone.",
+                        zh if text.strip() else _context_zh(pair),
+                    ),
                     evidence=(_span("after", i, text),),
                 )
             )
@@ -107,10 +115,12 @@ def check_summary_failures(a: Analysis) -> list[Finding]:
                 Finding(
                     "summary_is_error",
                     Severity.HIGH,
-                    f"压缩把一条错误信息当成了摘要（消息 #{i}）：“{body.strip()[:120]}”。原来的历史没有被总结，而是被这条错误替换了。"
-                    if zh
-                    else f"The compaction committed an error message as the summary (message #{i}): “{body.strip()[:120]}”. "
-                    "The history was replaced by this error, not summarised.",
+                    bilingual(
+                        f"压缩把一条错误信息当成了摘要（消息 #{i}）：“{body.strip()[:120]}”。原来的历史没有被总结，而是被这条错误替换了。",
+                        f"The compaction committed an error message as the summary (message #{i}): “{body.strip()[:120]}”. "
+                        "The history was replaced by this error, not summarised.",
+                        zh,
+                    ),
                     evidence=(_span("after", i, text),),
                 )
             )
@@ -119,10 +129,12 @@ def check_summary_failures(a: Analysis) -> list[Finding]:
                 Finding(
                     "summary_is_refusal",
                     Severity.HIGH,
-                    f"压缩模型拒绝了摘要任务，它的拒绝被当成了摘要（消息 #{i}）：“{body.strip()[:120]}”。"
-                    if zh
-                    else f"The summarising model refused, and its refusal was committed as the summary (message #{i}): "
-                    f"“{body.strip()[:120]}”.",
+                    bilingual(
+                        f"压缩模型拒绝了摘要任务，它的拒绝被当成了摘要（消息 #{i}）：“{body.strip()[:120]}”。",
+                        f"The summarising model refused, and its refusal was committed as the summary (message #{i}): "
+                        f"“{body.strip()[:120]}”.",
+                        zh,
+                    ),
                     evidence=(_span("after", i, text),),
                 )
             )
@@ -153,9 +165,11 @@ def check_history_wiped(a: Analysis) -> list[Finding]:
         Finding(
             "history_wiped",
             Severity.HIGH,
-            f"压缩清空了全部对话历史：压缩前有 {len(before_conv)} 条对话消息，压缩后一条也没有，也没有摘要。"
-            if zh
-            else f"The compaction wiped the whole history: {len(before_conv)} conversation messages before, none after, and no summary.",
+            bilingual(
+                f"压缩清空了全部对话历史：压缩前有 {len(before_conv)} 条对话消息，压缩后一条也没有，也没有摘要。",
+                f"The compaction wiped the whole history: {len(before_conv)} conversation messages before, none after, and no summary.",
+                zh,
+            ),
             evidence=(_span("before", first, pair.before.messages[first].content),),
             data={"messages_before": len(before_conv)},
         )
@@ -200,9 +214,11 @@ def check_tool_pairs(a: Analysis) -> list[Finding]:
                 Finding(
                     "tool_pair_broken",
                     Severity.MEDIUM,
-                    f"压缩切断了工具调用：消息 #{i}是工具结果，但它对应的工具调用被删掉了。"
-                    if zh
-                    else f"The cut separated a tool result from its call: message #{i} is a tool result whose call was dropped.",
+                    bilingual(
+                        f"压缩切断了工具调用：消息 #{i}是工具结果，但它对应的工具调用被删掉了。",
+                        f"The cut separated a tool result from its call: message #{i} is a tool result whose call was dropped.",
+                        zh,
+                    ),
                     evidence=(_span("after", i, m.content), _span("before", src, before[src].content)),
                     data={"problem": "result_without_call"},
                 )
@@ -216,10 +232,12 @@ def check_tool_pairs(a: Analysis) -> list[Finding]:
                     Finding(
                         "tool_pair_broken",
                         Severity.MEDIUM,
-                        f"压缩切断了工具调用：消息 #{i}发起了 {n} 个工具调用，压缩前有 {had} 条结果，压缩后只剩 {has} 条。"
-                        if zh
-                        else f"The cut separated a tool call from its result: message #{i} makes {n} tool call(s); "
-                        f"{had} result(s) followed it before compression, {has} after.",
+                        bilingual(
+                            f"压缩切断了工具调用：消息 #{i}发起了 {n} 个工具调用，压缩前有 {had} 条结果，压缩后只剩 {has} 条。",
+                            f"The cut separated a tool call from its result: message #{i} makes {n} tool call(s); "
+                            f"{had} result(s) followed it before compression, {has} after.",
+                            zh,
+                        ),
                         evidence=(_span("after", i, m.content),),
                         data={
                             "problem": "call_without_result",
@@ -246,12 +264,21 @@ def check_compaction_loop(a: Analysis) -> list[Finding]:
         if n is not None and turns is not None
         else "a compression right after the previous one"
     )
+    detail_zh = (
+        f"{turns} 轮对话内压缩了 {n} 次"
+        if n is not None and turns is not None
+        else "上一次压缩之后紧接着又压缩"
+    )
     return [
         Finding(
             "compaction_loop",
             Severity.MEDIUM,
-            f"Compaction is looping ({detail}): the context refills faster than it is compressed, so each pass "
-            "summarises a summary and rules decay quickly (seed §3.5). 压缩在循环：短时间内反复压缩。",
+            bilingual(
+                f"压缩在循环（{detail_zh}）：上下文填满的速度比压缩还快，每一轮都在总结上一轮的摘要，规则会很快衰减。",
+                f"Compaction is looping ({detail}): the context refills faster than it is compressed, so each pass "
+                "summarises a summary and rules decay quickly.",
+                _context_zh(pair),
+            ),
             data={"recent_compactions": n, "recent_turns": turns, "turns_since_last_compaction": since},
         )
     ]
@@ -261,6 +288,7 @@ def check_unauditable(a: Analysis) -> list[Finding]:
     """unauditable_compaction: one finding per encrypted compaction item, before or after."""
     pair = a.pair
     findings = []
+    zh = _context_zh(pair)
     for side, ctx in (("before", pair.before), ("after", pair.after)):
         for i, m in enumerate(ctx.messages):
             if m.kind == "encrypted_compaction":
@@ -268,9 +296,13 @@ def check_unauditable(a: Analysis) -> list[Finding]:
                     Finding(
                         "unauditable_compaction",
                         Severity.LOW,
-                        f"Message #{i} ({side}) is a server-side encrypted compaction: its content cannot be read, so no "
-                        "check can say which rules or claims it kept. Counted as not audited. "
-                        "该消息是服务端加密的压缩结果，内容不可见，无法审计。",
+                        bilingual(
+                            f"消息 #{i}（{'压缩前' if side == 'before' else '压缩后'}）是服务端加密的压缩结果，内容不可见，"
+                            "无法判断它保留了哪些规则或声明，按未审计处理。",
+                            f"Message #{i} ({side}) is a server-side encrypted compaction: its content cannot be read, so no "
+                            "check can say which rules or claims it kept. Counted as not audited.",
+                            zh,
+                        ),
                         evidence=(_span(side, i, m.content),),
                         data={"side": side},
                     )

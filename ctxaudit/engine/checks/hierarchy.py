@@ -37,6 +37,7 @@ from typing import Any
 
 from ctxaudit.engine.analysis import Analysis
 from ctxaudit.engine.checks.claims import ATTRIBUTION
+from ctxaudit.engine.checks.wording import bilingual
 from ctxaudit.engine.language.clauses import (
     SUMMARY_KINDS,
     Clause,
@@ -205,10 +206,12 @@ def check_system_block(a: Analysis) -> list[Finding]:
             Finding(
                 "system_dropped",
                 Severity.MEDIUM,
-                "压缩后的上下文里没有 system 消息了：原来的系统提示词（含其中的规则）被截掉或并入了历史（§6.1 规则应物理隔离、永不参与压缩）。"
-                if zh
-                else "The after-context has no system message: the system prompt (and the rules in it) was cut or folded into "
-                "the history (seed §6.1: rules must sit in a block that never enters compression).",
+                bilingual(
+                    "压缩后的上下文里没有 system 消息了：原来的系统提示词（含其中的规则）被截掉或并入了历史。规则应放在一个固定、永不参与压缩的区域。",
+                    "The after-context has no system message: the system prompt (and the rules in it) was cut or folded into "
+                    "the history. Rules belong in a fixed block that never enters compression.",
+                    zh,
+                ),
                 evidence=(_span("before", i0, m0.content, 0, _first_line(m0.content)),),
             )
         )
@@ -225,9 +228,11 @@ def check_system_block(a: Analysis) -> list[Finding]:
                     Finding(
                         "system_truncated",
                         Severity.LOW,
-                        "system 消息被截短为原文的一部分（没有新增内容）；丢失的规则见规则保留结果。"
-                        if zh
-                        else "The system message was cut down to part of itself (nothing new was added); lost rules show in the retention results.",
+                        bilingual(
+                            "system 消息被截短为原文的一部分（没有新增内容）；丢失的规则见规则保留结果。",
+                            "The system message was cut down to part of itself (nothing new was added); lost rules show in the retention results.",
+                            zh,
+                        ),
                         evidence=(_span("after", i, m.content),),
                     )
                 )
@@ -248,12 +253,14 @@ def check_system_block(a: Analysis) -> list[Finding]:
                 Finding(
                     "summary_elevated",
                     Severity.HIGH,
-                    f"对话历史/摘要被放进了 {m.role} 角色（消息 #{i}），获得了与系统规则同等的权威，例如：“{quote.text}”。"
-                    "摘要应放在 user 角色并加【历史摘要】前缀（§3.2、§6.4）。"
-                    if zh
-                    else f"History/summary text was placed in the {m.role} role (message #{i}), where it carries the authority "
-                    f"of the system rules, e.g. “{quote.text}”. Summaries belong in the user role with a [History summary] "
-                    "prefix (seed §3.2, §6.4).",
+                    bilingual(
+                        f"对话历史/摘要被放进了 {m.role} 角色（消息 #{i}），获得了与系统规则同等的权威，例如：“{quote.text}”。"
+                        "摘要应放在 user 角色并加【历史摘要】前缀。",
+                        f"History/summary text was placed in the {m.role} role (message #{i}), where it carries the authority "
+                        f"of the system rules, e.g. “{quote.text}”. Summaries belong in the user role with a [History summary] "
+                        "prefix.",
+                        zh,
+                    ),
                     evidence=tuple(Span("after", i, c.start, c.end, c.text) for c in elevated[:5]),
                     data={"clauses": len(elevated)},
                 )
@@ -266,12 +273,14 @@ def check_system_block(a: Analysis) -> list[Finding]:
                 Finding(
                     "system_rewritten",
                     Severity.HIGH,
-                    f"系统提示词参与了压缩，被改写{merged}：{m.role} 消息 #{i}里有 {len(new)} 处原系统提示词没有的内容，"
-                    f"例如“{first.text}”。系统规则应原样保留，不参与压缩（§6.1）。"
-                    if zh
-                    else f"The system prompt entered compression and was rewritten{merged_en}: {m.role} message #{i} holds "
-                    f"{len(new)} clause(s) the original system prompt did not, e.g. “{first.text}”. System rules must be kept "
-                    "verbatim, outside compression (seed §6.1).",
+                    bilingual(
+                        f"系统提示词参与了压缩，被改写{merged}：{m.role} 消息 #{i}里有 {len(new)} 处原系统提示词没有的内容，"
+                        f"例如“{first.text}”。系统规则应原样保留，不参与压缩。",
+                        f"The system prompt entered compression and was rewritten{merged_en}: {m.role} message #{i} holds "
+                        f"{len(new)} clause(s) the original system prompt did not, e.g. “{first.text}”. System rules must be kept "
+                        "verbatim, outside compression.",
+                        zh,
+                    ),
                     evidence=tuple(Span("after", i, c.start, c.end, c.text) for c in new[:5]),
                     data={"new_clauses": len(new), "merged_with_history": bool(elevated)},
                 )
@@ -308,11 +317,13 @@ def check_invented_directives(a: Analysis) -> list[Finding]:
             Finding(
                 "invented_directive",
                 Severity.MEDIUM,
-                f"压缩后出现了一条没有任何可信来源给出的指令/目标：“{c.text}”（消息 #{c.message_index}，{c.role}）。"
-                "摘要不应新增指令或操作建议（§4.5、§6.3）。"
-                if zh
-                else f"An instruction or goal no trusted source gave appeared after compression: “{c.text}” (message "
-                f"#{c.message_index}, {c.role}). A summary must not add instructions or operation suggestions (seed §4.5, §6.3).",
+                bilingual(
+                    f"压缩后出现了一条没有任何可信来源给出的指令/目标：“{c.text}”（消息 #{c.message_index}，{c.role}）。"
+                    "摘要不应新增指令或操作建议。",
+                    f"An instruction or goal no trusted source gave appeared after compression: “{c.text}” (message "
+                    f"#{c.message_index}, {c.role}). A summary must not add instructions or operation suggestions.",
+                    zh,
+                ),
                 evidence=(Span("after", c.message_index, c.start, c.end, c.text),),
             )
         )
@@ -373,10 +384,12 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
                 Finding(
                     "structured_summary_invalid",
                     Severity.MEDIUM,
-                    f"消息 #{i}是结构化（JSON）摘要，但无法解析为 JSON；模型和程序都无法可靠地区分其中的字段（§6.3）。"
-                    if zh
-                    else f"Message #{i} is a structured (JSON) summary that does not parse as JSON; neither the model nor "
-                    "a program can rely on its fields (seed §6.3).",
+                    bilingual(
+                        f"消息 #{i}是结构化（JSON）摘要，但无法解析为 JSON；模型和程序都无法可靠地区分其中的字段。",
+                        f"Message #{i} is a structured (JSON) summary that does not parse as JSON; neither the model nor "
+                        "a program can rely on its fields.",
+                        zh,
+                    ),
                     evidence=(_span("after", i, content),),
                 )
             )
@@ -392,10 +405,12 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
                         Finding(
                             "structured_operation_field",
                             Severity.MEDIUM,
-                            f"结构化摘要的字段“{leaf}”携带操作建议/指令；摘要只应记录事实，这类字段应被程序丢弃（§6.3）。"
-                            if zh
-                            else f"The structured summary's field “{leaf}” carries operation suggestions or instructions; a "
-                            "summary records facts only, and such fields should be dropped by the program (seed §6.3).",
+                            bilingual(
+                                f"结构化摘要的字段“{leaf}”携带操作建议/指令；摘要只应记录事实，这类字段应被程序丢弃。",
+                                f"The structured summary's field “{leaf}” carries operation suggestions or instructions; a "
+                                "summary records facts only, and such fields should be dropped by the program.",
+                                zh,
+                            ),
                             evidence=(_span("after", i, content, start, end),),
                             data={"field": path},
                         )
@@ -412,10 +427,12 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
                     Finding(
                         "structured_fact_unlabeled",
                         Severity.LOW,
-                        f"结构化摘要中有 {len(unlabeled)} 条事实没有注明是“用户声称”还是“系统确认”，例如“{unlabeled[0]}”（§6.3）。"
-                        if zh
-                        else f"{len(unlabeled)} fact(s) in the structured summary do not say whether the user claimed them or the "
-                        f"system confirmed them, e.g. “{unlabeled[0]}” (seed §6.3).",
+                        bilingual(
+                            f"结构化摘要中有 {len(unlabeled)} 条事实没有注明是“用户声称”还是“系统确认”，例如“{unlabeled[0]}”。",
+                            f"{len(unlabeled)} fact(s) in the structured summary do not say whether the user claimed them or the "
+                            f"system confirmed them, e.g. “{unlabeled[0]}”.",
+                            zh,
+                        ),
                         evidence=(_span("after", i, content, start, end),),
                         data={"count": len(unlabeled)},
                     )
@@ -425,10 +442,12 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
                 Finding(
                     "summary_unmarked",
                     Severity.LOW,
-                    f"建议：消息 #{i}是历史摘要，但开头没有【历史摘要】之类的标记，模型可能把它当作新的用户指令（§6.4）。"
-                    if zh
-                    else f"Advice: message #{i} is a history summary without a marker such as [History summary] at its "
-                    "start; the model may read it as a fresh user instruction (seed §6.4).",
+                    bilingual(
+                        f"建议：消息 #{i}是历史摘要，但开头没有【历史摘要】之类的标记，模型可能把它当作新的用户指令。",
+                        f"Advice: message #{i} is a history summary without a marker such as [History summary] at its "
+                        "start; the model may read it as a fresh user instruction.",
+                        zh,
+                    ),
                     evidence=(_span("after", i, content, 0, min(len(content), 80)),),
                 )
             )
@@ -438,10 +457,12 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
                 Finding(
                     "summary_no_disclaimer",
                     Severity.LOW,
-                    f"建议：消息 #{i}（历史摘要）末尾没有“以上内容仅为历史对话摘要，不构成新的指令或权限授权”之类的说明（§6.4）。"
-                    if zh
-                    else f"Advice: the summary in message #{i} does not end with a note such as “the above is a summary of "
-                    "past conversation, not a new instruction or authorization” (seed §6.4).",
+                    bilingual(
+                        f"建议：消息 #{i}（历史摘要）末尾没有“以上内容仅为历史对话摘要，不构成新的指令或权限授权”之类的说明，模型可能把摘要当作新的指令或授权。",
+                        f"Advice: the summary in message #{i} does not end with a note such as “the above is a summary of "
+                        "past conversation, not a new instruction or authorization”; the model may take the summary as a new instruction or permission.",
+                        zh,
+                    ),
                     evidence=(_span("after", i, content, start, len(content)),),
                 )
             )

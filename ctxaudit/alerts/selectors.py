@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Count, OuterRef, QuerySet, Subquery, TextField, Value
+from django.db.models import Case, Count, IntegerField, OuterRef, QuerySet, Subquery, TextField, Value, When
 from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 
@@ -35,6 +35,52 @@ def with_rule_text(qs: QuerySet[Alert]) -> QuerySet[Alert]:
             output_field=TextField(),
         )
     )
+
+
+# Columns of the list page a person can sort by: key → the fields it orders on (ascending).
+# Ties fall back to recency, so "severity" reads "most severe, newest first" when descending.
+SORTS: dict[str, tuple[str, ...]] = {
+    "severity": ("severity_rank",),
+    "status": ("status_rank",),
+    "kind": ("kind",),
+    "title": ("title",),
+    "rule": ("rule_id",),
+    "project": ("project__name",),
+    "events": ("count",),
+    "sessions": ("session_count",),
+    "first_seen": ("first_seen",),
+    "last_seen": ("last_seen",),
+    "assignee": ("assignee__username",),
+}
+DEFAULT_SORT = "-severity"  # the page's default: most severe first, then most recently seen
+_STATUS_ORDER = ("open", "acknowledged", "resolved")
+
+
+def sort_key(raw: str) -> str:
+    """A valid sort value ("severity", "-last_seen", …) from a query parameter; DEFAULT_SORT otherwise."""
+    return raw if raw.lstrip("-") in SORTS else DEFAULT_SORT
+
+
+def alerts_sorted(qs: QuerySet[Alert], sort: str) -> QuerySet[Alert]:
+    """Order the list page by `sort` (see SORTS; "-" prefix = descending), then by last seen and
+    id, newest first. Severity orders by rank (critical > high > medium > low), not alphabetically.
+    The API (GET /api/v1/alerts) keeps its own documented order and does not use this."""
+    sort = sort_key(sort)
+    desc = sort.startswith("-")
+    qs = qs.annotate(
+        severity_rank=Case(
+            *(When(severity=s, then=Value(severity_rank(s))) for s in SEVERITIES),
+            default=Value(0),
+            output_field=IntegerField(),
+        ),
+        status_rank=Case(
+            *(When(status=s, then=Value(i)) for i, s in enumerate(_STATUS_ORDER)),
+            default=Value(len(_STATUS_ORDER)),
+            output_field=IntegerField(),
+        ),
+    )
+    fields = [f"-{f}" if desc else f for f in SORTS[sort.lstrip("-")]]
+    return qs.order_by(*fields, "-last_seen", "-id")
 
 
 def alerts_filtered(qs: QuerySet[Alert], f: dict[str, str], user: User | AnonymousUser) -> QuerySet[Alert]:

@@ -30,13 +30,33 @@ from ctxaudit.alerts.access import (
     project_for_user,
 )
 from ctxaudit.alerts.models import Alert, Channel
-from ctxaudit.alerts.selectors import STATUS_FILTERS, alerts_filtered, open_alerts_by_severity, with_rule_text
+from ctxaudit.alerts.selectors import (
+    STATUS_FILTERS,
+    alerts_filtered,
+    alerts_sorted,
+    open_alerts_by_severity,
+    sort_key,
+    with_rule_text,
+)
 from ctxaudit.core.http import AuthedRequest
 from ctxaudit.projects.access import projects_for_user
 from ctxaudit.projects.models import Project
 
 PAGE_SIZE = 50
 FILTERS = ("status", "severity", "project", "rule", "kind", "assignee")
+# Sortable columns of the list, in page order: (sort key, header, first click descending?).
+COLUMNS = (
+    ("severity", "Severity", True),
+    ("status", "Status", False),
+    ("title", "Alert", False),
+    ("kind", "Kind", False),
+    ("project", "Project", False),
+    ("events", "Events", True),
+    ("sessions", "Sessions", True),
+    ("first_seen", "First seen", True),
+    ("last_seen", "Last seen", True),
+    ("assignee", "Assignee", False),
+)
 MUTE_HOURS = (1, 4, 24, 168)
 
 
@@ -48,11 +68,16 @@ def alert_list(request: HttpRequest) -> HttpResponse:
     f["status"] = f["status"] if f["status"] in STATUS_FILTERS else "active"
     qs = alerts_filtered(alerts_for_user(request.user).select_related("project", "assignee"), f, request.user)
     qs = with_rule_text(qs)
-    page = Paginator(qs.order_by("-last_seen", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))
+    sort = sort_key(request.GET.get("sort", ""))
+    page = Paginator(alerts_sorted(qs, sort), PAGE_SIZE).get_page(request.GET.get("page"))
+    query = {k: v for k, v in f.items() if v}
     ctx = {
         "page": page,
         "filters": f,
-        "query": urlencode({k: v for k, v in f.items() if v}),
+        "sort": sort,
+        "columns": _columns(query, sort),
+        "sort_label": _sort_label(sort),
+        "query": urlencode({**query, "sort": sort}),
         "projects": projects_for_user(request.user),
         "statuses": STATUS_FILTERS,
         "severities": kinds.SEVERITIES,
@@ -62,6 +87,39 @@ def alert_list(request: HttpRequest) -> HttpResponse:
     }
     template = "ui/partials/_alert_rows.html" if request.htmx else "ui/alerts/list.html"  # type: ignore[attr-defined]
     return render(request, template, ctx)
+
+
+def _columns(query: dict[str, str], sort: str) -> list[dict[str, str]]:
+    """Header cells: each links to the list sorted by it (again: the other way round), filters kept."""
+    out = []
+    for key, label, desc_first in COLUMNS:
+        current = sort.lstrip("-") == key
+        descending = sort.startswith("-")
+        if current:
+            nxt = key if descending else f"-{key}"
+        else:
+            nxt = f"-{key}" if desc_first else key
+        out.append(
+            {
+                "key": key,
+                "label": label,
+                "href": "?" + urlencode({**query, "sort": nxt}),
+                "aria_sort": ("descending" if descending else "ascending") if current else "none",
+            }
+        )
+    return out
+
+
+def _sort_label(sort: str) -> str:
+    key, desc = sort.lstrip("-"), sort.startswith("-")
+    label = next(lbl for k, lbl, _ in COLUMNS if k == key).lower()
+    if key == "severity":
+        order = "most severe first" if desc else "least severe first"
+    elif key in ("first_seen", "last_seen"):
+        order = "newest first" if desc else "oldest first"
+    else:
+        order = "descending" if desc else "ascending"
+    return f"{label}, {order}"
 
 
 @login_required
@@ -190,7 +248,7 @@ def alert_bulk_acknowledge(request: HttpRequest) -> HttpResponse:
     services.alerts_bulk_acknowledge(alerts=alerts, user=request.user)  # type: ignore[arg-type]
     # Back to the same filters; only known filter keys go into the redirect (no open redirect).
     back = QueryDict(request.POST.get("query", ""))
-    query = urlencode({k: back[k] for k in FILTERS if back.get(k)})
+    query = urlencode({k: back[k] for k in (*FILTERS, "sort") if back.get(k)})
     return redirect(f"{reverse('alerts:list')}?{query}" if query else reverse("alerts:list"))
 
 

@@ -18,6 +18,7 @@ from ctxaudit.alerts.models import (
 )
 from ctxaudit.alerts.services.notifications import deliveries_create
 from ctxaudit.alerts.services.policy import alert_policy_for_project
+from ctxaudit.alerts.titles import alert_title
 from ctxaudit.audits.models import Finding, RuleOutcome
 from ctxaudit.ingest.models import Event, SessionRule
 from ctxaudit.projects.models import Project
@@ -121,6 +122,7 @@ def alerts_for_event(event_id: int) -> list[Alert]:
     fed = []
     for (rule_id, kind), items in groups.items():
         severity = kinds.max_severity(*(s for _, s in items))
+        rule_text = (rules.get(rule_id, ("", ""))[1] or _checked_text(event, rule_id)) if rule_id else ""
         alert = alert_raise(
             project=event.project,
             event=event,
@@ -128,7 +130,8 @@ def alerts_for_event(event_id: int) -> list[Alert]:
             rule_id=rule_id,
             severity=severity,
             message=items[0][0].message,
-            rule_text=(rules.get(rule_id, ("", ""))[1] or _checked_text(event, rule_id)) if rule_id else "",
+            rule_text=rule_text,
+            title=alert_title(kind=kind, rule_id=rule_id, rule_text=rule_text, evidence=items[0][0].evidence),
         )
         if alert is not None:
             fed.append(alert)
@@ -145,13 +148,17 @@ def alert_raise(
     severity: str,
     message: str,
     rule_text: str = "",
+    title: str = "",
 ) -> Alert | None:
     """Link `event` to the alert with fingerprint (project, rule_id, kind), creating or reopening it.
 
+    title: what a person reads in lists and notifications (alerts.titles.alert_title); by default
+    built from kind and rule. message: the finding's own message, kept on the link.
     Returns the alert, or None when the event was already linked (nothing changed).
     A resolved alert that fires again is reopened and marked as a regression.
     """
     seen = event.occurred_at
+    title = title or alert_title(kind=kind, rule_id=rule_id, rule_text=rule_text)
     try:
         with transaction.atomic():
             _, created = Alert.objects.get_or_create(
@@ -159,7 +166,7 @@ def alert_raise(
                 rule_id=rule_id,
                 kind=kind,
                 defaults={
-                    "title": message,
+                    "title": title,
                     "severity": severity,
                     "first_seen": seen,
                     "last_seen": seen,
@@ -188,6 +195,12 @@ def alert_raise(
     alert.severity = kinds.max_severity(alert.severity, severity)
     if rule_text:
         alert.rule_text = rule_text
+    # An alert raised before titles were readable gets the new one; a rule text seen earlier stays in it.
+    alert.title = (
+        title
+        if rule_text or not alert.rule_text
+        else alert_title(kind=kind, rule_id=rule_id, rule_text=alert.rule_text)
+    )
     reason = None
     if created:
         reason = "opened"

@@ -95,10 +95,9 @@ def _columns(query: dict[str, str], sort: str) -> list[dict[str, str]]:
     for key, label, desc_first in COLUMNS:
         current = sort.lstrip("-") == key
         descending = sort.startswith("-")
-        if current:
-            nxt = key if descending else f"-{key}"
-        else:
-            nxt = f"-{key}" if desc_first else key
+        # Clicking the sorted column turns it round; another column starts in its natural direction.
+        flip = key if descending else f"-{key}"
+        nxt = flip if current else (f"-{key}" if desc_first else key)
         out.append(
             {
                 "key": key,

@@ -113,8 +113,16 @@ CTXAUDIT_MAX_BODY_BYTES = env.int("CTXAUDIT_MAX_BODY_BYTES", default=8 * 1024 * 
 DATA_UPLOAD_MAX_MEMORY_SIZE = None
 # Requests per minute per API key (fixed window in the cache), then 429 with Retry-After; 0 = off.
 CTXAUDIT_RATE_LIMIT_PER_MINUTE = env.int("CTXAUDIT_RATE_LIMIT_PER_MINUTE", default=600)
-# The rate-limit counters live here: use a shared cache (redis://...) with several server processes.
+# The rate-limit counters live here when CACHE_URL names a shared cache (redis://...); unset, they
+# live in files under CTXAUDIT_RATE_LIMIT_DIR shared by this host's processes (projects/ratelimit.py).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+if CACHES["default"]["BACKEND"].endswith("redis.RedisCache"):
+    # A stopped or unreachable Redis must cost a request milliseconds, not a hang: the limiter
+    # fails open on the error (projects/ratelimit.py).
+    CACHES["default"].setdefault("OPTIONS", {}).update(
+        {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
+    )
+CTXAUDIT_RATE_LIMIT_DIR = env.str("CTXAUDIT_RATE_LIMIT_DIR", default="")
 # Events left pending longer than this are re-enqueued by the periodic sweep.
 CTXAUDIT_PENDING_TIMEOUT_SECONDS = env.int("CTXAUDIT_PENDING_TIMEOUT_SECONDS", default=300)
 

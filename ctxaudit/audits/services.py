@@ -108,8 +108,8 @@ def after_check(event_id: int) -> None:
 
     changed = session_decay_sync(event_id=event_id)
 
-    from ctxaudit.alerts.tasks import alerts_evaluate_task
+    from ctxaudit.alerts.services import alerts_evaluate_enqueue
 
     # Also the session's other events whose decay findings this check changed (checked out of order).
     for pk in dict.fromkeys([event_id, *changed]):
-        alerts_evaluate_task.delay(pk)
+        alerts_evaluate_enqueue(pk)

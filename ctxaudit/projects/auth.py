@@ -6,13 +6,13 @@ import hmac
 import time
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.errors import HttpError
 from ninja.security import HttpBearer
 
 from ctxaudit.projects.models import ApiKey
+from ctxaudit.projects.ratelimit import counter_incr
 
 
 class RateLimited(HttpError):
@@ -27,25 +27,20 @@ class RateLimited(HttpError):
 
 
 def api_key_rate_limit(key: ApiKey, *, now: float | None = None) -> None:
-    """Fixed one-minute window per key, counted in Django's cache; raises RateLimited.
+    """Fixed one-minute window per key; raises RateLimited over CTXAUDIT_RATE_LIMIT_PER_MINUTE
+    (0 = off).
 
-    CTXAUDIT_RATE_LIMIT_PER_MINUTE (0 = off). With several server processes the cache must be
-    shared (CACHE_URL=redis://...), otherwise each process counts on its own.
+    Counted in the shared cache when CACHE_URL names one, else in a file per key shared by every
+    process on this host (projects/ratelimit.py). When the store is down the request is let
+    through (fail open: logged and counted), so a stopped Redis never costs an event.
     """
     limit = settings.CTXAUDIT_RATE_LIMIT_PER_MINUTE
     if limit <= 0:
         return
     now = time.time() if now is None else now
     window = int(now // 60)
-    bucket = f"ctxaudit:rl:{key.pk}:{window}"
-    # add() is a no-op when the bucket exists; incr() is atomic in Redis/memcached/locmem.
-    cache.add(bucket, 0, timeout=120)
-    try:
-        count = cache.incr(bucket)
-    except ValueError:  # evicted between add and incr
-        cache.set(bucket, 1, timeout=120)
-        count = 1
-    if count > limit:
+    count = counter_incr(key.prefix, window)
+    if count is not None and count > limit:
         raise RateLimited(retry_after=max(1, int((window + 1) * 60 - now + 0.999)), limit=limit)
 
 

@@ -3,7 +3,12 @@ checked event, lifecycle (user actions), notifications (deliveries)."""
 
 from __future__ import annotations
 
-from ctxaudit.alerts.services.evaluation import alert_raise, alerts_for_event, decay_compressions
+from ctxaudit.alerts.services.evaluation import (
+    alert_raise,
+    alerts_evaluate_enqueue,
+    alerts_for_event,
+    decay_compressions,
+)
 from ctxaudit.alerts.services.lifecycle import (
     AlertTransitionError,
     alert_acknowledge,
@@ -39,6 +44,7 @@ __all__ = [
     "channel_set_enabled",
     "channel_test",
     "alert_raise",
+    "alerts_evaluate_enqueue",
     "alerts_for_event",
     "decay_compressions",
     "AlertTransitionError",

@@ -76,6 +76,26 @@ def decay_compressions(event: Event, rule_id: str) -> int:
     return max([counted, *(int(d) for d in declared if isinstance(d, int | float))])
 
 
+def alerts_evaluate_enqueue(event_id: int) -> None:
+    """Enqueue the alert evaluation of a checked event (alerts.evaluate); when the broker cannot
+    take it (Redis stopped), evaluate here and now instead, so an event checked during an outage
+    is linked to its alert at once, not when the alerts.requeue_evaluations sweep finds it (every
+    5 minutes, for events checked over 5 minutes ago). alerts_for_event is idempotent, so a
+    message that did get through as well is harmless."""
+    from ctxaudit.alerts.tasks import alerts_evaluate_task
+
+    try:
+        alerts_evaluate_task.delay(event_id)
+    except Exception as exc:  # broker down: kombu OperationalError, redis ConnectionError, ...
+        logger.warning(
+            "could not enqueue alert evaluation of event %s (%s: %s); evaluating it in this process",
+            event_id,
+            type(exc).__name__,
+            exc,
+        )
+        alerts_for_event(event_id)
+
+
 def alerts_for_event(event_id: int) -> list[Alert]:
     """Raise or update the alerts a checked event calls for under its project's policy.
 

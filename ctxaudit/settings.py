@@ -119,9 +119,7 @@ CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 if CACHES["default"]["BACKEND"].endswith("redis.RedisCache"):
     # A stopped or unreachable Redis must cost a request milliseconds, not a hang: the limiter
     # fails open on the error (projects/ratelimit.py).
-    CACHES["default"].setdefault("OPTIONS", {}).update(
-        {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
-    )
+    CACHES["default"].setdefault("OPTIONS", {}).update({"socket_connect_timeout": 0.5, "socket_timeout": 0.5})
 CTXAUDIT_RATE_LIMIT_DIR = env.str("CTXAUDIT_RATE_LIMIT_DIR", default="")
 # Events left pending longer than this are re-enqueued by the periodic sweep.
 CTXAUDIT_PENDING_TIMEOUT_SECONDS = env.int("CTXAUDIT_PENDING_TIMEOUT_SECONDS", default=300)

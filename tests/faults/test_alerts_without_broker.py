@@ -33,7 +33,9 @@ def test_it_evaluates_in_process_when_the_broker_refuses_the_task(
     assert "evaluating it in this process" in caplog.text
 
 
-def test_it_enqueues_when_the_broker_takes_the_task(alice, monkeypatch, django_capture_on_commit_callbacks) -> None:
+def test_it_enqueues_when_the_broker_takes_the_task(
+    alice, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
     sent: list[int] = []
     monkeypatch.setattr(alerts_evaluate_task, "delay", sent.append)
     ev = event("acme", rules=[ORDER_RULE])

@@ -56,7 +56,9 @@ def test_the_default_store_is_a_file_shared_by_processes(settings, tmp_path) -> 
 
 
 def test_a_cache_url_makes_the_cache_the_store(settings) -> None:
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://x"}}
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://x"}
+    }
     assert ratelimit.counter_store() == "cache"
 
 
@@ -80,7 +82,9 @@ def test_it_lets_requests_through_when_the_store_fails(client, project, settings
     assert "rate-limit store file failed" in caplog.text
 
 
-def test_the_store_is_tried_again_after_the_breaker_interval(client, project, settings, tmp_path, monkeypatch) -> None:
+def test_the_store_is_tried_again_after_the_breaker_interval(
+    client, project, settings, tmp_path, monkeypatch
+) -> None:
     settings.CTXAUDIT_RATE_LIMIT_PER_MINUTE = 1
     monkeypatch.setattr(ratelimit, "BREAKER_SECONDS", 0.0)
     blocker = tmp_path / "not-a-dir"

@@ -22,6 +22,8 @@ from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import event_for_user, events_for_user, projects_for_user
 from ctxaudit.projects.audit import log_content_access
+from ctxaudit.alerts.kinds import KNOWN_KINDS
+from ctxaudit.ui.event_rows import SEVERITIES, filter_by_findings, row_summaries
 from ctxaudit.ui.event_items import detail_highlights, finding_items, rule_items, token_table
 
 
@@ -50,7 +52,10 @@ VERDICTS = ("fail", "pass", "pending", "error")
 @vary_on_headers("HX-Request")
 def event_list(request: HttpRequest) -> HttpResponse:
     qs = events_for_user(request.user).select_related("project", "session")
-    f = {k: request.GET.get(k, "").strip() for k in ("project", "session", "verdict", "strategy")}
+    f = {
+        k: request.GET.get(k, "").strip()
+        for k in ("project", "session", "verdict", "strategy", "severity", "kind")
+    }
     if f["project"]:
         # The filter form sends the name; links from other pages (and people) use the id.
         by_id = (
@@ -65,13 +70,20 @@ def event_list(request: HttpRequest) -> HttpResponse:
         qs = qs.filter(status=f["verdict"])
     if f["strategy"]:
         qs = qs.filter(strategy=f["strategy"])
+    qs = filter_by_findings(qs, severity=f["severity"], kind=f["kind"])
     qs = qs.annotate(
         n_findings=Count("findings"),
         n_serious=Count("findings", filter=Q(findings__severity__in=("high", "critical"))),
     ).defer("before", "after", "report", "rules", "metadata")
     page = Paginator(qs.order_by("-occurred_at", "-id"), PAGE_SIZE).get_page(request.GET.get("page"))
+    # Page is a sequence that keeps its evaluated rows: the template iterates these same objects.
+    summaries = row_summaries(list(page))
+    for e in page:
+        e.summary = summaries[e.pk]  # type: ignore[attr-defined]
     ctx = {
         "page": page,
+        "severities": SEVERITIES,
+        "kinds": sorted({*KNOWN_KINDS, *([f["kind"]] if f["kind"] else [])}),
         "filters": f,
         "filtered": any(f.values()),
         "query": {k: v for k, v in f.items() if v},

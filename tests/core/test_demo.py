@@ -69,3 +69,35 @@ def test_it_ships_varied_scenarios() -> None:
     assert any(any("\u4e00" <= ch <= "\u9fff" for ch in s["description"]) for s in scenarios)
     sessions = [s["session"] for s in scenarios]
     assert max(sessions.count(x) for x in sessions) >= 3  # one multi-step session
+
+
+def test_demo_rows_carry_the_times_of_their_samples(
+    shared_dir, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    """The event list showed every demo row in the minute the demo loaded; now each row has the
+    time its sample carries (scenarios, transcripts), or a fixed one spread over a day."""
+    monkeypatch.setenv("CTXAUDIT_SAMPLES_DIR", str(shared_dir / "samples"))
+    with django_capture_on_commit_callbacks(execute=True):
+        _demo()
+    ours = Event.objects.exclude(metadata__imported_from="transcript")
+    minutes = {e.occurred_at.replace(second=0, microsecond=0) for e in ours}
+    assert len(minutes) == ours.count()  # no two of our rows in the same minute
+    # Transcripts keep the times they carry (two compactions of one dated export share its time).
+    said = sorted(
+        c.occurred_at or t.occurred_at
+        for f in transcript_files([shared_dir / "samples" / "real"])[0]
+        for t in [read_transcript(f)]
+        for c in t.compactions
+    )
+    got = sorted(
+        Event.objects.filter(metadata__imported_from="transcript").values_list("occurred_at", flat=True)
+    )
+    assert None not in said and got == said
+    first = Event.objects.get(session__external_id="research-7f3a")
+    assert first.occurred_at.isoformat() == "2026-11-24T09:12:41+00:00"  # as scenarios.jsonl says
+    decay = list(
+        Event.objects.filter(session__external_id="ops-agent-decay")
+        .order_by("sequence")
+        .values_list("occurred_at", flat=True)
+    )
+    assert decay == sorted(decay) and len(set(decay)) == 3  # a session's compressions in order

@@ -5,6 +5,7 @@ never copied)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -17,6 +18,12 @@ from ctxaudit.projects.models import Project
 
 DEMO_PROJECT = "demo"
 SCENARIOS = Path(__file__).with_name("scenarios.jsonl")
+# The seed cases and the decay session carry no times: each gets a fixed one after this, so the
+# list reads as compressions spread over a day (not all in the minute the demo loaded them) and a
+# second run sends the same bodies (idempotency keys compare bodies). Scenarios carry their own.
+UNDATED_FROM = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+SEED_CASE_EVERY = timedelta(minutes=47)
+DECAY_EVERY = timedelta(minutes=23)
 
 
 def demo_load(*, stdout: TextIO | None = None) -> str:
@@ -31,15 +38,18 @@ def demo_load(*, stdout: TextIO | None = None) -> str:
             )
     samples = shared_samples_dir()
     if samples is not None:
-        for line in (samples / "seed_cases.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                case = json.loads(line)
-                _ingest_case(project, case, session_id=case["id"], sequence=1, key=f"seed:{case['id']}")
+        seed_lines = (samples / "seed_cases.jsonl").read_text(encoding="utf-8").splitlines()
+        for k, line in enumerate(ln for ln in seed_lines if ln.strip()):
+            case = json.loads(line)
+            case.setdefault("occurred_at", (UNDATED_FROM + k * SEED_CASE_EVERY).isoformat())
+            _ingest_case(project, case, session_id=case["id"], sequence=1, key=f"seed:{case['id']}")
         decay = json.loads((samples / "seed_decay_session.json").read_text(encoding="utf-8"))
+        decay_from = UNDATED_FROM - timedelta(hours=3)
         for ev in decay["events"]:
+            at = ev.get("occurred_at") or (decay_from + int(ev["sequence"]) * DECAY_EVERY).isoformat()
             _ingest_case(
                 project,
-                {**ev, "rules": decay["rules"], "strategy": "summary"},
+                {**ev, "rules": decay["rules"], "strategy": "summary", "occurred_at": at},
                 session_id=decay["session"],
                 sequence=ev["sequence"],
                 key=f"decay:{ev['sequence']}",
@@ -60,6 +70,7 @@ def _ingest_case(project: Project, case: dict[str, Any], *, session_id: str, seq
             "sequence": sequence,
             "strategy": (case.get("strategy") or "other").replace("-", "_"),
             "model": case.get("model"),
+            "occurred_at": case.get("occurred_at"),
             "before": case["before"],
             "after": case["after"],
             "rules": case.get("rules"),

@@ -1,0 +1,109 @@
+"""What one row of the event list says happened: the rules the compression lost (id and the
+start of the text), else the worst finding, and the top severity — read for one page of events
+in two queries, whatever the page's query (the list's own query and pagination live in events.py).
+
+Also the list's finding filters (severity at or above, finding kind), as subqueries, so they add
+no join to the list query and work with any pagination of it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from ctxaudit.alerts.titles import kind_label
+from ctxaudit.audits.models import Finding, RuleOutcome
+from ctxaudit.engine.types import Severity
+from ctxaudit.ingest.models import Event
+
+SEVERITIES = tuple(s.value for s in sorted(Severity, key=lambda s: s.rank, reverse=True))  # critical first
+LOST_SHOWN = 3  # lost rules named in a row; the rest are counted ("+2 more")
+TEXT_START = 60  # characters of a rule text or finding message in a row
+# When two findings share the top severity, the one about a lost rule names the row.
+_KIND_ORDER = {"rule_missing": 0, "rule_weakened": 1, "rule_demoted": 2}
+_STATE_ORDER = {"missing": 0, "weakened": 1}
+
+
+def _rank(severity: str) -> int:
+    try:
+        return Severity(severity).rank
+    except ValueError:
+        return 0
+
+
+def _start(text: str, n: int = TEXT_START) -> str:
+    """The first non-empty line, whitespace folded, cut at n characters with an ellipsis."""
+    line = " ".join(next((ln for ln in text.splitlines() if ln.strip()), "").split())
+    return line if len(line) <= n else line[: n - 1].rstrip() + "…"
+
+
+def _english(message: str) -> str:
+    """The English half of a bilingual "中文 / English" message (the list is read in English first)."""
+    head, sep, tail = message.partition(" / ")
+    return tail if sep and tail.strip() else head
+
+
+def filter_by_findings(qs: QuerySet[Event], *, severity: str = "", kind: str = "") -> QuerySet[Event]:
+    """Events with a finding at `severity` or above (one of SEVERITIES) and/or of `kind`; an
+    empty or unknown value filters nothing. Both given: one finding must match both."""
+    cond = Q(event=OuterRef("pk"))
+    if severity in SEVERITIES:
+        cond &= Q(severity__in=[s for s in SEVERITIES if _rank(s) >= _rank(severity)])
+    if kind:
+        cond &= Q(kind=kind)
+    if cond == Q(event=OuterRef("pk")):
+        return qs
+    return qs.filter(Exists(Finding.objects.filter(cond)))
+
+
+def row_summaries(events: Iterable[Event]) -> dict[int, dict[str, Any]]:
+    """{event id: {"severity", "lost": [{"rule_id", "text", "state", "demoted"}], "lost_more",
+    "worst": {"kind", "label", "severity", "text", "rule_id"} | None}} for the given events.
+
+    severity: the highest finding severity ("" without findings). lost: rules missing, weakened
+    or demoted (missing first), at most LOST_SHOWN, texts cut to TEXT_START characters; lost_more:
+    how many more. worst: the most severe finding (a lost rule's finding first among equals)."""
+    ids = [e.pk for e in events]
+    if not ids:
+        return {}
+    lost: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    outcomes = (
+        RuleOutcome.objects.filter(event_id__in=ids)
+        .filter(~Q(state="retained") | Q(demoted=True))
+        .values("event_id", "rule_id", "text", "state", "demoted")
+        .order_by("event_id", "id")
+    )
+    for o in outcomes:
+        lost[o["event_id"]].append(
+            {"rule_id": o["rule_id"], "text": _start(o["text"]), "state": o["state"], "demoted": o["demoted"]}
+        )
+    worst: dict[int, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+    findings = Finding.objects.filter(event_id__in=ids).values(
+        "id", "event_id", "kind", "severity", "rule_id", "message"
+    )
+    for f in findings:
+        key = (-_rank(f["severity"]), _KIND_ORDER.get(f["kind"], 9), f["id"])
+        if f["event_id"] not in worst or key < worst[f["event_id"]][0]:
+            worst[f["event_id"]] = (
+                key,
+                {
+                    "kind": f["kind"],
+                    "label": kind_label(f["kind"]),
+                    "severity": f["severity"],
+                    "rule_id": f["rule_id"] or "",
+                    "text": _start(_english(f["message"]), 100),
+                },
+            )
+    out = {}
+    for pk in ids:
+        rules = sorted(lost.get(pk, []), key=lambda r: _STATE_ORDER.get(r["state"], 2))
+        w = worst.get(pk)
+        out[pk] = {
+            "severity": w[1]["severity"] if w else "",
+            "lost": rules[:LOST_SHOWN],
+            "lost_more": max(len(rules) - LOST_SHOWN, 0),
+            "worst": w[1] if w else None,
+        }
+    return out

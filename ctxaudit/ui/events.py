@@ -17,14 +17,14 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
+from ctxaudit.alerts.kinds import KNOWN_KINDS
 from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
 from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import event_for_user, events_for_user, projects_for_user
 from ctxaudit.projects.audit import log_content_access
-from ctxaudit.alerts.kinds import KNOWN_KINDS
-from ctxaudit.ui.event_rows import SEVERITIES, filter_by_findings, row_summaries
 from ctxaudit.ui.event_items import detail_highlights, finding_items, rule_items, token_table
+from ctxaudit.ui.event_rows import SEVERITIES, filter_by_findings, row_summaries
 
 
 def htmx_login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

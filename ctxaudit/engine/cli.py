@@ -468,6 +468,11 @@ def main(
     err = stderr or sys.stderr
     parser = _parser()
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["hook"]:
+        # Agent hooks (ctxaudit/hooks/): imported only here, so `check` never loads them.
+        from ctxaudit.hooks.cli import main as hook_main
+
+        return hook_main(args_list[1:], stdout=stdout, stderr=stderr)
     if args_list[:1] != ["check"] and not (args_list and args_list[0] in ("-h", "--help")):
         args_list.insert(0, "check")  # `check` is the only command; allow leaving it out
     try:

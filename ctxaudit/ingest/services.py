@@ -15,6 +15,7 @@ from django.utils import timezone
 from ctxaudit.engine.formats import ContextFormatError, context_to_json, parse_context
 from ctxaudit.engine.rules import extract_rules
 from ctxaudit.engine.transcripts import TranscriptError, read_transcript
+from ctxaudit.engine.transcripts.events import compaction_event, session_id_for
 from ctxaudit.ingest.models import Event, Session, SessionRule
 from ctxaudit.ingest.sanitize import event_spec_sanitize, pii_key_for
 from ctxaudit.ingest.schemas import EventIn
@@ -182,27 +183,13 @@ def transcript_import(*, project: Project, path: str | Path, format: str = "auto
     """
     p = Path(path)
     transcript = read_transcript(p, format=format)
-    session_id = (transcript.session_id or p.stem)[:200]
-    file_key = hashlib.sha1(f"{p.name}\0{session_id}".encode()).hexdigest()[:20]  # noqa: S324 - a key, not a secret
+    session_id = session_id_for(transcript, p)
     created = existing = 0
     for c in transcript.compactions:
-        spec = EventIn.model_validate(
-            {
-                "session_id": session_id,
-                "sequence": c.index + 1,
-                "occurred_at": c.occurred_at or transcript.occurred_at,
-                "strategy": "summary",
-                "model": (c.model or "")[:200] or None,
-                "format": "generic",
-                "before": context_to_json(c.before),
-                "after": context_to_json(c.after),
-                "metadata": {**c.metadata, "source_file": p.name, "imported_from": "transcript"},
-            }
-        )
+        key, body = compaction_event(transcript, c, p)
+        spec = EventIn.model_validate(body)
         try:
-            _, was_created = event_ingest(
-                project=project, spec=spec, idempotency_key=f"transcript:{file_key}:{c.index + 1}"
-            )
+            _, was_created = event_ingest(project=project, spec=spec, idempotency_key=key)
         except ContextFormatError as exc:
             raise TranscriptError(str(p), c.line, str(exc)) from exc
         created += was_created

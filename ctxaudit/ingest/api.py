@@ -38,6 +38,7 @@ def event_to_out(event: Event) -> dict[str, Any]:
         "session_id": event.session.external_id,
         "sequence": event.sequence,
         "strategy": event.strategy,
+        "strategy_family": event.strategy_family,
         "tokens": {"before": event.tokens_before, "after": event.tokens_after},
         "rules": [
             {
@@ -125,6 +126,7 @@ def events_list(
                     "session_id": e.session.external_id,
                     "sequence": e.sequence,
                     "strategy": e.strategy,
+                    "strategy_family": e.strategy_family,
                     "occurred_at": e.occurred_at.isoformat(),
                     **event_urls(request, e.pk),
                 }

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.utils import timezone
 
+from ctxaudit.engine.strategies import FAMILIES, strategy_family
 from ctxaudit.projects.models import Project
 
 
@@ -47,22 +50,16 @@ class Event(models.Model):
         CHECKED = "checked"
         ERROR = "error"
 
-    STRATEGIES = (
-        "truncation",
-        "summary",
-        "structured",
-        "retrieval",
-        "key_messages",
-        "role_separated",
-        "other",
-    )
+    STRATEGIES = FAMILIES
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="events")
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")
     sequence = models.IntegerField(null=True, blank=True)
     occurred_at = models.DateTimeField(default=timezone.now)
     received_at = models.DateTimeField(default=timezone.now)
-    strategy = models.CharField(max_length=20, default="other")
+    # As the agent named it; strategy_family (one of STRATEGIES) is what lists filter and group by.
+    strategy = models.CharField(max_length=100, default="other")
+    strategy_family = models.CharField(max_length=20, default="other", db_index=True)
     model = models.CharField(max_length=200, blank=True)
     format = models.CharField(max_length=20, default="auto")
     # Normalised contexts: [{"role", "content", "name"?, "kind"?}] (engine.formats.context_to_json).
@@ -106,3 +103,8 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"event {self.pk} ({self.session.external_id})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # The family follows the name on every write path (API, importers, factories).
+        self.strategy_family = strategy_family(self.strategy)
+        super().save(*args, **kwargs)

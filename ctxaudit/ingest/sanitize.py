@@ -85,6 +85,7 @@ def event_spec_sanitize(
         update={
             "session_id": scrub_unstorable(spec.session_id),
             "model": scrub_unstorable(spec.model) if spec.model is not None else None,
+            "strategy": reveal_bidi_controls(scrub_unstorable(spec.strategy)),
             "before": _clean(spec.before, redact_pii=redact_pii, counts=counts, key=key),
             "after": _clean(spec.after, redact_pii=redact_pii, counts=counts, key=key),
             "rules": rules,

@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Strategy = Literal[
-    "truncation", "summary", "structured", "retrieval", "key_messages", "role_separated", "other"
-]
-ContextFormat = Literal["auto", "openai", "anthropic", "langchain", "generic"]
+ContextFormat = Literal["auto", "openai", "openai-responses", "anthropic", "langchain", "generic"]
+# A strategy name longer than this is kept cut to it: agents name strategies freely, never a 400.
+STRATEGY_MAX_CHARS = 100
 
 
 class RuleIn(BaseModel):
@@ -29,13 +28,21 @@ class EventIn(BaseModel):
     session_id: str = Field(min_length=1, max_length=200)
     sequence: int | None = Field(default=None, ge=0, le=2**31 - 1)
     occurred_at: datetime | None = None
-    strategy: Strategy = "other"
+    # Kept as the agent names it ("auto-compact", "condensation", …); its family
+    # (engine.strategies.strategy_family) is what filters and decay pages group by.
+    strategy: str = "other"
     model: str | None = Field(default=None, max_length=200)
     format: ContextFormat = "auto"
     before: list[Any] | dict[str, Any] | str
     after: list[Any] | dict[str, Any] | str
     rules: list[RuleIn] | None = Field(default=None, max_length=500)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("strategy")
+    @classmethod
+    def _strategy(cls, value: str) -> str:
+        value = value.strip()
+        return value[:STRATEGY_MAX_CHARS] if value else "other"
 
 
 class EventAccepted(BaseModel):
@@ -83,6 +90,7 @@ class EventOut(BaseModel):
     session_id: str
     sequence: int | None
     strategy: str
+    strategy_family: str
     tokens: TokensOut
     rules: list[RuleOut]
     findings: list[FindingOut]

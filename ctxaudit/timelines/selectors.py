@@ -215,43 +215,44 @@ def decay_overview(
         decays = decays.filter(event__project__name=project)
     models = sorted(m for m in outcomes.values_list("event__model", flat=True).distinct() if m)
     if strategy:
-        outcomes = outcomes.filter(event__strategy=strategy)
-        decays = decays.filter(event__strategy=strategy)
+        outcomes = outcomes.filter(event__strategy_family=strategy)
+        decays = decays.filter(event__strategy_family=strategy)
     if model:
         outcomes = outcomes.filter(event__model=model)
         decays = decays.filter(event__model=model)
 
-    strat_keys = ("event__strategy", "event__model")
+    strat_keys = ("event__strategy_family", "event__model")
     decay_by_strat = {
-        (d["event__strategy"], d["event__model"]): d
+        (d["event__strategy_family"], d["event__model"]): d
         for d in decays.values(*strat_keys).annotate(
             n=Count("id"), decayed_sessions=Count("event__session", distinct=True)
         )
     }
     by_strategy = list(
         _rates(outcomes.values(*strat_keys)).order_by(
-            "-avg_strength", "missing_rate", "event__strategy", "event__model"
+            "-avg_strength", "missing_rate", "event__strategy_family", "event__model"
         )
     )
     for row in by_strategy:
-        d = decay_by_strat.get((row["event__strategy"], row["event__model"]), {})
+        d = decay_by_strat.get((row["event__strategy_family"], row["event__model"]), {})
         row["decays"] = d.get("n", 0)
         row["decayed_sessions"] = d.get("decayed_sessions", 0)
 
-    rule_keys = ("event__project__name", "rule_id", "text", "event__strategy", "event__model")
+    rule_keys = ("event__project__name", "rule_id", "text", "event__strategy_family", "event__model")
     by_rule = list(
         _rates(outcomes.values(*rule_keys)).order_by("avg_strength", "-missing_rate", "rule_id")[:limit]
     )
     wanted_rules = {r["rule_id"] for r in by_rule}
     decay_by_rule = {
-        (d["event__project__name"], d["rule_id"], d["event__strategy"], d["event__model"]): d["n"]
+        (d["event__project__name"], d["rule_id"], d["event__strategy_family"], d["event__model"]): d["n"]
         for d in decays.filter(rule_id__in=wanted_rules)
-        .values("event__project__name", "rule_id", "event__strategy", "event__model")
+        .values("event__project__name", "rule_id", "event__strategy_family", "event__model")
         .annotate(n=Count("id"))
     }
     for row in by_rule:
         row["decays"] = decay_by_rule.get(
-            (row["event__project__name"], row["rule_id"], row["event__strategy"], row["event__model"]), 0
+            (row["event__project__name"], row["rule_id"], row["event__strategy_family"], row["event__model"]),
+            0,
         )
     total = sum(r["outcomes"] for r in by_strategy)
     sessions = list(

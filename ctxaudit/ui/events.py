@@ -69,7 +69,7 @@ def event_list(request: HttpRequest) -> HttpResponse:
     elif f["verdict"] in ("pending", "error"):
         qs = qs.filter(status=f["verdict"])
     if f["strategy"]:
-        qs = qs.filter(strategy=f["strategy"])
+        qs = qs.filter(strategy_family=f["strategy"])
     qs = filter_by_findings(qs, severity=f["severity"], kind=f["kind"])
     qs = qs.annotate(
         n_findings=Count("findings"),

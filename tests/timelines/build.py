@@ -8,6 +8,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from ctxaudit.audits.models import RuleOutcome
+from ctxaudit.engine.strategies import strategy_family
 from ctxaudit.ingest.models import Event, Session, SessionRule
 from ctxaudit.projects.models import Project
 
@@ -47,6 +48,7 @@ def build_session(
             sequence=seqs[i],
             occurred_at=t0 + timedelta(minutes=i),
             strategy=strategy,
+            strategy_family=strategy_family(strategy),  # bulk_create skips Event.save()
             model=model,
             before=[],
             after=[],

@@ -52,7 +52,7 @@ def sessions(project, charlie):
 
 def test_it_aggregates_by_strategy_and_model(project, sessions) -> None:
     ov = decay_overview(Project.objects.filter(pk=project.pk))
-    rows = {(r["event__strategy"], r["event__model"]): r for r in ov.by_strategy}
+    rows = {(r["event__strategy_family"], r["event__model"]): r for r in ov.by_strategy}
     assert set(rows) == {("summary", "gpt-4o"), ("structured", "claude")}
     summary = rows[("summary", "gpt-4o")]
     assert (
@@ -67,9 +67,9 @@ def test_it_aggregates_by_strategy_and_model(project, sessions) -> None:
     structured = rows[("structured", "claude")]
     assert (structured["weakened"], structured["missing"], structured["decays"]) == (1, 0, 0)
     # Safest strategy first: ops pick from the top.
-    assert [r["event__strategy"] for r in ov.by_strategy] == ["structured", "summary"]
+    assert [r["event__strategy_family"] for r in ov.by_strategy] == ["structured", "summary"]
     worst = ov.by_rule[0]
-    assert (worst["rule_id"], worst["event__strategy"], worst["decays"], worst["missing"]) == (
+    assert (worst["rule_id"], worst["event__strategy_family"], worst["decays"], worst["missing"]) == (
         "R1",
         "summary",
         1,
@@ -80,7 +80,7 @@ def test_it_aggregates_by_strategy_and_model(project, sessions) -> None:
 
 def test_it_filters(project, sessions) -> None:
     ov = decay_overview(Project.objects.filter(pk=project.pk), strategy="structured")
-    assert [(r["event__strategy"]) for r in ov.by_strategy] == ["structured"]
+    assert [(r["event__strategy_family"]) for r in ov.by_strategy] == ["structured"]
     ov = decay_overview(Project.objects.filter(pk=project.pk), model="gpt-4o")
     assert [(r["event__model"]) for r in ov.by_strategy] == ["gpt-4o"]
     assert decay_overview(Project.objects.filter(pk=project.pk), project="other").by_strategy == []

@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ctxaudit.engine.strategies import strategy_family
 from ctxaudit.engine.types import Context, Message
 
 # Sentence ends: CJK and ASCII terminators, newlines, and "." followed by whitespace or the end
@@ -311,7 +312,8 @@ _SUMMARY_HINT = re.compile(
     r"摘要|总结|概要|历史|此前|之前的对话|summary|summari[sz]|previous conversation|earlier conversation|continued from|so far|recap",
     re.I,
 )
-SUMMARY_STRATEGIES = frozenset({"summary", "structured", "role_separated", "role-separated"})
+# Strategy families whose compressor writes one summary (engine/strategies.py maps any name to its family).
+SUMMARY_STRATEGIES = frozenset({"summary", "structured", "role_separated"})
 SUMMARY_KINDS = frozenset({"summary", "compact_summary", "history_summary"})
 # Above this many new messages, skip the "is it a cut-down copy?" substring test (keeps it linear).
 _MAX_SUBSTRING_TESTS = 50
@@ -377,7 +379,7 @@ class PairIndex:
         summary word near their start; with a summarising strategy (summary/structured/
         role_separated) also the first written message (compressors write one summary)."""
         out: list[tuple[int, Message]] = []
-        by_strategy = (strategy or "").lower() in SUMMARY_STRATEGIES
+        by_strategy = strategy_family(strategy) in SUMMARY_STRATEGIES
         for i, m in self.written_messages():
             if m.role == "system" or m.kind == "encrypted_compaction":
                 continue

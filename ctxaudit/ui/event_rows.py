@@ -107,3 +107,33 @@ def row_summaries(events: Iterable[Event]) -> dict[int, dict[str, Any]]:
             "worst": w[1] if w else None,
         }
     return out
+
+
+def matching_findings(events: Iterable[Event], kinds: Iterable[str]) -> dict[int, dict[str, Any]]:
+    """{event id: the event's most severe finding among `kinds`} as {"kind", "label", "severity",
+    "rule_id", "text", "count"} (count: how many findings of those kinds the event has): which
+    finding put an incident under a symptom row. Events without one are left out."""
+    ids = [e.pk for e in events]
+    wanted = list(kinds)
+    if not ids or not wanted:
+        return {}
+    best: dict[int, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+    counts: dict[int, int] = defaultdict(int)
+    rows = Finding.objects.filter(event_id__in=ids, kind__in=wanted).values(
+        "id", "event_id", "kind", "severity", "rule_id", "message"
+    )
+    for f in rows:
+        counts[f["event_id"]] += 1
+        key = (-_rank(f["severity"]), _KIND_ORDER.get(f["kind"], 9), f["id"])
+        if f["event_id"] not in best or key < best[f["event_id"]][0]:
+            best[f["event_id"]] = (
+                key,
+                {
+                    "kind": f["kind"],
+                    "label": kind_label(f["kind"]),
+                    "severity": f["severity"],
+                    "rule_id": f["rule_id"] or "",
+                    "text": _start(_english(f["message"]), 120),
+                },
+            )
+    return {pk: {**b, "count": counts[pk]} for pk, (_, b) in best.items()}

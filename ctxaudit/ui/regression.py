@@ -13,6 +13,7 @@ from typing import Any, cast
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -30,6 +31,7 @@ from ctxaudit.projects.models import Membership, Project
 from ctxaudit.regression import replay, selectors, services
 from ctxaudit.regression.guide import STEP_COUNT, SYMPTOM_FOR_KIND, SYMPTOMS, kinds_for_row
 from ctxaudit.regression.models import ChecklistStep, RegressionCase, ReplayEndpoint, ReplayRun
+from ctxaudit.ui.event_rows import matching_findings
 
 REVIEW_ROLES = (Membership.Role.ADMIN, Membership.Role.REVIEWER)
 EVENTS_PER_SYMPTOM = 20
@@ -229,33 +231,56 @@ def regression_case_add(request: HttpRequest, event_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def symptom_guide(request: HttpRequest) -> HttpResponse:
+    """The symptom table with the newest incidents of each row and the finding that put each one
+    there. Passing events (a low-severity advice finding on a faithful compression) are left out
+    unless ?passing=1."""
+    passing = request.GET.get("passing") == "1"
     rows = []
     for s in SYMPTOMS:
         kinds = kinds_for_row(s.row)
-        qs = selectors.events_with_kinds(request.user, kinds)
+        qs = _incidents(request, kinds, passing)
+        events = list(qs[:EVENTS_PER_SYMPTOM])
         rows.append(
             {
                 "symptom": s,
                 "kinds": [(k, SYMPTOM_FOR_KIND[k][1]) for k in kinds],
-                "events": list(qs[:EVENTS_PER_SYMPTOM]),
+                "events": _with_match(events, kinds),
                 "count": qs.count(),
+                "passing": 0 if passing else _passing_count(request, kinds),
             }
         )
     other = selectors.unmapped_kinds(request.user)
     other_events = (
-        list(selectors.events_with_kinds(request.user, other)[:EVENTS_PER_SYMPTOM]) if other else []
+        _with_match(list(_incidents(request, other, passing)[:EVENTS_PER_SYMPTOM]), other) if other else []
     )
-    return render(
-        request, "ui/symptoms/guide.html", {"rows": rows, "other_kinds": other, "other_events": other_events}
-    )
+    ctx = {"rows": rows, "other_kinds": other, "other_events": other_events, "passing": passing}
+    return render(request, "ui/symptoms/guide.html", ctx)
+
+
+def _incidents(request: HttpRequest, kinds: list[str], passing: bool) -> QuerySet[Event]:
+    qs = selectors.events_with_kinds(request.user, kinds)
+    return qs if passing else qs.exclude(verdict="pass")
+
+
+def _passing_count(request: HttpRequest, kinds: list[str]) -> int:
+    return selectors.events_with_kinds(request.user, kinds).filter(verdict="pass").count()
+
+
+def _with_match(events: list[Event], kinds: list[str]) -> list[Event]:
+    """The events, each with `match`: the finding (of `kinds`) that makes it an incident of the row."""
+    found = matching_findings(events, kinds)
+    for e in events:
+        e.match = found.get(e.pk)  # type: ignore[attr-defined]
+    return events
 
 
 @login_required
 @require_GET
 def symptom_incidents(request: HttpRequest) -> HttpResponse:
     """Every incident of one symptom row (?row=N, or ?row=other for kinds no row covers), newest
-    first, paginated: the guide itself shows only the newest EVENTS_PER_SYMPTOM."""
+    first, paginated, each with its matching finding; passing events only with ?passing=1."""
     raw = request.GET.get("row", "")
+    passing = request.GET.get("passing") == "1"
     symptom = next((s for s in SYMPTOMS if str(s.row) == raw), None)
     if symptom is not None:
         kinds = kinds_for_row(symptom.row)
@@ -263,9 +288,17 @@ def symptom_incidents(request: HttpRequest) -> HttpResponse:
         kinds = selectors.unmapped_kinds(request.user)
     else:
         raise Http404("No such symptom row")
-    qs = selectors.events_with_kinds(request.user, kinds) if kinds else Event.objects.none()
+    qs = _incidents(request, kinds, passing) if kinds else Event.objects.none()
     page = Paginator(qs, INCIDENTS_PAGE_SIZE).get_page(request.GET.get("page"))
-    ctx = {"symptom": symptom, "row": raw, "kinds": kinds, "page": page}
+    _with_match(list(page), kinds)
+    ctx = {
+        "symptom": symptom,
+        "row": raw,
+        "kinds": kinds,
+        "page": page,
+        "passing": passing,
+        "passing_count": 0 if passing or not kinds else _passing_count(request, kinds),
+    }
     return render(request, "ui/symptoms/incidents.html", ctx)
 
 

@@ -55,7 +55,7 @@ def test_the_event_page_links_kinds_and_the_checklist(client, alice, checked) ->
     client.force_login(alice)
     body = client.get(f"/events/{ev.pk}/").content.decode()
     assert (
-        'href="/symptoms/#symptom-1" title="symptom guide (seed §7.1)"><code class="kind">rule_missing</code>'
+        'href="/symptoms/#symptom-1" title="symptom guide: what this finding usually means and how to fix it"><code class="kind">rule_missing</code>'
         in body
     )
     assert f'href="/events/{ev.pk}/checklist/"' in body and ">0/7</a>" in body

@@ -473,6 +473,10 @@ def main(
         from ctxaudit.hooks.cli import main as hook_main
 
         return hook_main(args_list[1:], stdout=stdout, stderr=stderr)
+    if args_list[:1] == ["import"]:
+        from ctxaudit.hooks.conversations import main as import_main
+
+        return import_main(args_list[1:], stdout=out, stderr=err)
     if args_list[:1] != ["check"] and not (args_list and args_list[0] in ("-h", "--help")):
         args_list.insert(0, "check")  # `check` is the only command; allow leaving it out
     try:

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from ctxaudit.engine.language.constraints import Clause, fold
+from ctxaudit.engine.language.constraints import Clause, fallback_tokens, fold
 from ctxaudit.engine.language.lexicon import (
     CONCEPTS,
     CONCEPTS_BY_ID,
@@ -64,6 +65,16 @@ for _c in CONCEPTS:
     if _c.negates and _c.parent:  # 保护隐私 ≈ 不输出敏感信息
         _EQUIV[_c.id] = _EQUIV.get(_c.id, frozenset()) | {_c.parent}
         _EQUIV[_c.parent] = _EQUIV.get(_c.parent, frozenset()) | {_c.id}
+
+# Light verbs that say the same of a convention: "提交信息遵循 X 格式" = "提交信息使用 X 格式",
+# "follow PEP 8" = "use PEP 8".
+for _a, _b in (("follow", "use"),):
+    _EQUIV[_a] = _EQUIV.get(_a, frozenset()) | {_b}
+    _EQUIV[_b] = _EQUIV.get(_b, frozenset()) | {_a}
+# A rule's own specific words left unmatched that weigh this much, where the text names other
+# specific words instead, make the text another rule (issue 12 §3: "…shipments of the border
+# region" is not kept by "…tickets of the border region"; 华东区 is not 华南区).
+SUBSTITUTION_WEIGHT = 0.6
 
 _CJK = re.compile("[\u4e00-\u9fff]")
 
@@ -180,6 +191,11 @@ def compare_clause(
     core_objects = [c for c in core if _kind(c) is not Kind.ACTION and _kind(c) is not Kind.GENERIC]
     matched_cands = {how[c][1] for c in credit}
     carriers = [c for c in window if matched_cands & set(c.concepts)]
+    # a clause that shares only a generic word (使用/use, 用户/data) with the rule does not carry it:
+    # "所有回复必须使用中文，禁止使用英文缩写" holds two rules, each in its own clause
+    specific_cands = {cid for cid in matched_cands if _kind(cid) is not Kind.GENERIC}
+    if specific_cands:
+        carriers = [c for c in carriers if specific_cands & set(c.concepts)] or carriers
     # a window that acts on something else is no form of this rule: "禁止新增任何合同" is not a weakened
     # "禁止新增任何日志文件", "Never edit vendor/gen/" is not "Never edit vendor/lib/"
     rule_specific = [c for c in rc.concepts if _specific(c) and c not in rc.condition]
@@ -188,6 +204,18 @@ def compare_clause(
     unknown = {w for cl in carriers for w in cl.unknown} - {c.removeprefix("fb:") for c in matched_cands}
     if rule_specific and (unrelated or unknown) and not any(c in credit for c in rule_specific):
         return None
+    # the same action on another object, region or number is a sibling rule, not this one
+    rule_unmatched = [c for c in rule_specific if c not in credit]
+    if rule_unmatched and (unrelated or unknown):
+        own = _own_tokens(rule_text)  # the rule's words, cut into other bigrams ("向外部" → 外部)
+        others = {c for c in unrelated if c not in own} | {w for w in unknown if w not in own}
+        others = {w for w in others if not any(w.removeprefix("fb:") in t for t in own)}
+        if others and sum(weights[c] for c in rule_unmatched) >= SUBSTITUTION_WEIGHT:
+            return None
+    if rc.numbers:
+        have_numbers = {n for cl in carriers for n in cl.numbers}
+        if have_numbers and not have_numbers & set(rc.numbers):
+            return None
     core_idents = [c for c in core if fallback.get(c, 0.0) >= IDENT_WEIGHT]
     other_idents = [c for c in unrelated if fallback.get(c, 0.0) >= IDENT_WEIGHT] + [
         w for w in unknown if "/" in w or "." in w
@@ -379,6 +407,13 @@ def compare_clause(
     return ClauseDrift(
         "weakened", min(strength, 0.95), closeness, force_after, word_after, lost, carriers, bool(unrelated)
     )
+
+
+@lru_cache(maxsize=4096)
+def _own_tokens(rule_text: str) -> frozenset[str]:
+    """Every fallback token of the rule text, as concept ids and as plain words."""
+    toks = fallback_tokens(rule_text)
+    return frozenset([*toks, *(v[0] for v in toks.values())])
 
 
 def _kind(cid: str) -> Kind:

@@ -35,6 +35,7 @@ from operator import itemgetter
 
 from ctxaudit.engine.checks.drift import ClauseDrift, clause_weights, compare_clause, is_chinese, related
 from ctxaudit.engine.language.constraints import Clause, Matcher, fallback_tokens, fold, parse
+from ctxaudit.engine.language.labels import in_regions, label_regions
 from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force, Kind
 from ctxaudit.engine.types import Context, Message, Rule, RuleResult, RuleState, Span
 
@@ -87,6 +88,7 @@ class SideIndex:
         self._squeezed: dict[int, str] = {}
         self._starts: dict[int, list[int]] = {}
         self._parsed: dict[tuple[int, int], list[Clause]] = {}
+        self._labels: dict[int, list[tuple[int, int, str]]] = {}
         self.postings: dict[str, list[tuple[int, int]]] | None = None
 
     # -- text ---------------------------------------------------------------------------------
@@ -135,6 +137,13 @@ class SideIndex:
             st = self._starts[pos]
         return st
 
+    def labels(self, pos: int) -> list[tuple[int, int, str]]:
+        """The rule-label regions of one message (labels.py), computed once."""
+        got = self._labels.get(pos)
+        if got is None:
+            got = self._labels[pos] = label_regions(self.msgs[pos][1].content)
+        return got
+
     def sentence_span(self, pos: int, si: int) -> tuple[int, int]:
         st = self.starts(pos)
         end = st[si + 1] if si + 1 < len(st) else len(self.folded(pos))
@@ -167,13 +176,19 @@ class SideIndex:
             a, b = self.sentence_span(pos, si)
             content = self.msgs[pos][1].content
             got = parse(content[a:b], self.matcher, base=a, folded=self.folded(pos)[a:b])
-            if self.msgs[pos][1].role == "user":
-                # a bare imperative in a user message is a request ("Show me account 55102"), not a rule
-                got = [
-                    replace(c, force=Force.NONE, force_word="") if c.force is Force.IMPERATIVE else c
-                    for c in got
-                ]
-            self._parsed[key] = got
+            regions = self.labels(pos)
+            out = []
+            for c in got:
+                label = in_regions(regions, c.start, c.end) if regions else None
+                if label is not None and not c.question and not c.reported and c.concepts:
+                    if c.force in (Force.NONE, Force.IMPERATIVE):
+                        # under "Rules:"/"约定：" a clause is a rule whatever its wording (labels.py)
+                        c = replace(c, force=Force.OBLIGATION, force_word=label)
+                elif c.force is Force.IMPERATIVE and self.msgs[pos][1].role == "user":
+                    # a bare imperative in a user message is a request ("Show me account 55102"), not a rule
+                    c = replace(c, force=Force.NONE, force_word="")
+                out.append(c)
+            got = self._parsed[key] = out
         return got
 
     def window(self, w: _Window) -> tuple[list[Clause], str, int, bool]:

@@ -9,7 +9,8 @@ Each `Clause` carries
   for rules, fallback tokens for words the lexicon does not know;
 - `core`: the concepts the force governs — after the marker ("禁止[删除订单]", "所有写操作必须[记录日志]"),
   or before it when nothing follows ("Deleting orders is forbidden");
-- `scope` (任何/所有/any/every), `condition` (concepts after 除非/未经/without…), `numbers` ($100).
+- `scope` (任何/所有/any/every), `condition` (concepts after 除非/未经/without…), `numbers`: canonical
+  values (numbers.py: "$100" → "100", "十五" → "15", "百分之八十" → "80%").
 
 Matching is done with one Aho–Corasick automaton over folded text (width and case folded, length
 kept, so offsets stay valid in the original string): linear in the text, no regex alternation.
@@ -24,6 +25,7 @@ from functools import lru_cache
 
 import ahocorasick
 
+from ctxaudit.engine.language.numbers import find_numbers
 from ctxaudit.engine.language.lexicon import (
     CONCEPTS,
     CONCEPTS_BY_ID,
@@ -269,6 +271,9 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
     for h in base_matcher().scan(folded):
         for i in range(h.start, h.end):
             covered[i] = 1
+    for s, e, _ in find_numbers(folded):  # numbers compare as values (Clause.numbers), not as words
+        for i in range(s, e):
+            covered[i] = 1
     out: dict[str, tuple[str, float]] = {}
     for m in _EN_TOKEN.finditer(folded):
         tok = m.group().strip(".-/")
@@ -284,12 +289,23 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
         run = [ch if not covered[m.start() + i] else " " for i, ch in enumerate(m.group())]
         for part in "".join(run).split():
             if len(part) == 2:  # one word the lexicon does not know: "合同", "发票"
-                out.setdefault(part, ("fb:" + part, 1.0))
+                if part not in _CJK_FUNCTION_WORDS:
+                    out.setdefault(part, ("fb:" + part, 1.0))
                 continue
             for i in range(len(part) - 1):
                 bigram = part[i : i + 2]
+                if bigram in _CJK_FUNCTION_WORDS or bigram[0] in _CJK_PARTICLES or bigram[1] in _CJK_PARTICLES:
+                    continue  # "的操", "向用": pieces of grammar, not of the rule's subject
                 out.setdefault(bigram, ("fb:" + bigram, 0.6))
     return out
+
+
+# Grammar that carries no subject matter: particles and prepositions (never inside a fallback
+# bigram) and function words (never a fallback token on their own).
+_CJK_PARTICLES = frozenset("的了着过是在和与及或也都就还又把被给对向从为而且并之其")
+_CJK_FUNCTION_WORDS = frozenset(
+    ("涉及", "相关", "有关", "操作", "进行", "需要", "时候", "之前", "之后", "以前", "以后", "内容", "情况", "方面", "一下")
+)
 
 
 # --- clauses -------------------------------------------------------------------------------------
@@ -298,7 +314,6 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
 # followed by a space. A comma inside a number ("$1,000") does not end a clause.
 _CLAUSE_END = re.compile(r"[。！？；;!?\n：]|:(?!//)|,(?!\d)|(?<=[^\s\d])\.(?=\s|$)")
 _SENTENCE_END = re.compile(r"[。！？；;!?\n：]|:(?!//)|(?<=[^\s\d])\.(?=\s|$)")
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_/.\-])[$¥￥€£]?\d[\d,]*(?:\.\d+)?%?(?![A-Za-z0-9_/\-])")
 _LEAD = re.compile(r"[\s\-*•>#]*(?:\(?\d+[.)、]|[一二三四五六七八九十]+、|（\d+）)?\s*(?:请|please\s+)?")
 _OPEN_QUOTES = "“\"「『'‘《"
 _CLOSE_FOR = {"“": "”", '"': '"', "「": "」", "『": "』", "'": "'", "‘": "’", "《": "》"}
@@ -428,10 +443,12 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
     clause.unknown = _unknown_objects(f, cs, ce, hits)
     force, word, at = _pick_force(markers)
     if force is Force.NONE and not clause.reported:
+        force, word, at = _bare_negation(f, text, hits)
+    if force is Force.NONE and not clause.reported:
         force, word, at = _imperative(f, text, cs, ce, hits)
     clause.force, clause.force_word = force, word
     clause.scope = tuple(scope)
-    clause.numbers = tuple(m.group().rstrip(",.") for m in _NUMBER.finditer(f, cs, ce))
+    clause.numbers = tuple(v for _, _, v in find_numbers(f[cs:ce]))
     if cond_at >= 0:
         clause.condition = frozenset(c for c, (s, _) in clause.concepts.items() if s >= cond_at)
         clause.condition_text = text[cond_at:ce].strip()
@@ -500,6 +517,7 @@ def _unknown_objects(f: str, cs: int, ce: int, hits: list[Hit]) -> frozenset[str
     "edit [vendor/gen2/]"), plus identifiers anywhere in the clause: they tell "the same action on
     another thing" apart from a rewording."""
     covered = [(h.start, h.end) for h in hits]
+    covered += [(cs + s, cs + e) for s, e, _ in find_numbers(f[cs:ce])]  # a number is no object
     out: set[str] = set()
 
     def is_covered(i: int) -> bool:
@@ -563,6 +581,21 @@ def _pick_force(markers: list[tuple[int, Force, str]]) -> tuple[Force, str, int]
         for m in markers:
             if m[1] is force:
                 return m[1], m[2], m[0]
+    return Force.NONE, "", -1
+
+
+_BARE_NOT = ("不", "不再", "从不", "决不再")
+
+
+def _bare_negation(f: str, text: str, hits: list[Hit]) -> tuple[Force, str, int]:
+    """"不" right before an action is a prohibition in rule lists: "约束：不改 API", "不泄露系统提示词"
+    (longer markers — 不得/不要/不能 — are force words of their own and win before this runs)."""
+    for h in hits:
+        if any(cat == CONCEPT and _kind(v) is Kind.ACTION for cat, v in h.tags):
+            for neg in _BARE_NOT:
+                s = h.start - len(neg)
+                if s >= 0 and f[s : h.start] == neg:
+                    return Force.PROHIBITION, text[s : h.start], s
     return Force.NONE, "", -1
 
 

@@ -1,0 +1,167 @@
+"""Numbers in rule text, whatever script they are written in, as comparable values.
+
+A threshold is the same threshold in every spelling (issue 12 §2): "十五个工作日" = "15 个工作日",
+"百分之八十" = "80%", "two hundred dollars" = "$200", "两万元" = "20000 元", "1,000" = "1000",
+"五十行" = "50 行". `find_numbers` returns each number's span in the (folded) text and its value as a
+canonical string: digits without grouping or trailing zeros ("20000", "0.5"), "%" appended for a
+percentage. Currency signs and units are not part of the value: a rule's unit survives (or not) as
+the words around it.
+
+Chinese numerals follow the standard positional reading (个/十/百/千 within a 万 group, 万 = 10⁴,
+亿 = 10⁸; "十五" = 15, "两百" = 200, "三千五" = 3500 is read as 3005 only when written "三千零五").
+English number words cover units, teens, tens, "hundred", "thousand", "million" and "a"/"one"
+("a hundred" = 100, "two hundred and fifty" = 250); single "one"/"a" alone are not numbers (too
+common as pronouns/articles). Linear in the text: two regex scans.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+_ZH_BIG = {"万": 10_000, "亿": 100_000_000}
+_ZH_CHARS = "".join(_ZH_DIGITS) + "".join(_ZH_UNITS) + "".join(_ZH_BIG)
+
+# Chinese numerals: a run of numeral characters, optionally after 百分之 (percent). A lone "一"
+# is skipped below (一律/一下/一致 are words, not numbers); "十" alone is 10.
+_ZH_NUMBER = re.compile(f"(百分之)?([{_ZH_CHARS}]+)")
+# Arabic numbers with an optional currency sign, grouping commas, decimals and a percent sign;
+# not inside identifiers ("v2", "0012_add", "ai.md", "10:30" stays two numbers only as a time).
+_ARABIC = re.compile(r"(?<![A-Za-z0-9_/.\-])[$¥￥€£]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|万|亿)?(?![A-Za-z0-9_/\-]|\.\d)")
+
+_EN_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_EN_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_EN_WORD = "|".join(sorted([*_EN_UNITS, *_EN_SCALES], key=len, reverse=True))
+_EN_NUMBER = re.compile(
+    rf"\b(?:(?:a|one)\s+(?={'|'.join(_EN_SCALES)}))?(?:{_EN_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_EN_WORD}))*\b"
+    r"(?:\s+(percent|per cent))?",
+    re.I,
+)
+# A lone "one"/"a" is a pronoun or an article, not a quantity ("no one", "one of them").
+_NOT_QUANTITY = re.compile(r"^(?:one|a)$", re.I)
+# Words written with numeral characters that are not numbers: 千万不要 (by no means), 十分 (very),
+# 万一 (in case), 一一 (one by one).
+_ZH_WORDS = ("千万", "万万", "万一", "一一")
+_ZH_NOT_AFTER = {"十": "分足全"}  # 十分, 十足, 十全
+
+
+def _canon(value: Decimal, percent: bool) -> str:
+    text = format(value.normalize(), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text + ("%" if percent else "")
+
+
+def zh_value(numeral: str) -> int | None:
+    """The value of a Chinese numeral ("十五" → 15, "两万" → 20000, "一百零八" → 108, "三〇五" → 305),
+    or None when it is not a well-formed numeral."""
+    if all(ch in _ZH_DIGITS for ch in numeral):
+        if len(numeral) == 1:
+            return _ZH_DIGITS[numeral]
+        return int("".join(str(_ZH_DIGITS[ch]) for ch in numeral))  # digit-by-digit: 二〇二五
+    total = section = digit = 0
+    last_unit = 0
+    for ch in numeral:
+        if ch in _ZH_DIGITS:
+            digit = _ZH_DIGITS[ch]
+        elif ch in _ZH_UNITS:
+            unit = _ZH_UNITS[ch]
+            section += (digit or (1 if unit == 10 else 0) or 1) * unit
+            digit, last_unit = 0, unit
+        elif ch in _ZH_BIG:
+            big = _ZH_BIG[ch]
+            total += (section + digit or 1) * big
+            section = digit = 0
+            last_unit = big  # "两万五" = 25000: a trailing digit counts one unit below
+        else:
+            return None
+    # "三千五" (3500) and "两万五" (25000): a trailing digit counts one unit below the last one
+    if digit and last_unit >= 100 and numeral[-2] not in _ZH_DIGITS:
+        digit *= last_unit // 10
+    return total + section + digit
+
+
+def _en_value(words: list[str]) -> int | None:
+    total = current = 0
+    seen = False
+    for w in words:
+        w = w.lower()
+        if w in ("a", "and"):
+            if w == "a":
+                current = max(current, 1)
+            continue
+        if w in _EN_UNITS:
+            current += _EN_UNITS[w]
+            seen = True
+        elif w == "hundred":
+            current = (current or 1) * 100
+            seen = True
+        elif w in _EN_SCALES:
+            total += (current or 1) * _EN_SCALES[w]
+            current = 0
+            seen = True
+        else:
+            return None
+    return total + current if seen else None
+
+
+def find_numbers(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, canonical value) of every number in `text`, in text order.
+
+    Works on raw or folded text (the same offsets). "退款须在十五个工作日内" → [(4, 6, "15")];
+    "above $1,000" → [(6, 12, "1000")]; "百分之八十" → [(0, 5, "80%")]; "two hundred" → "200".
+    """
+    out: list[tuple[int, int, str]] = []
+    for m in _ARABIC.finditer(text):
+        try:
+            value = Decimal(m.group(1).replace(",", "") + (m.group(2) or ""))
+        except InvalidOperation:  # pragma: no cover - the pattern only matches digits
+            continue
+        suffix = m.group(3) or ""
+        if suffix in _ZH_BIG:
+            value *= _ZH_BIG[suffix]
+        out.append((m.start(), m.end(), _canon(value, suffix == "%")))
+    for m in _ZH_NUMBER.finditer(text):
+        numeral = m.group(2)
+        if numeral == "一" and not m.group(1):
+            continue  # 一律, 一下, 统一: a word, not the number one
+        if (len(numeral) == 1 and numeral in _ZH_BIG) or numeral in _ZH_WORDS:
+            continue  # 万一, 千万: words
+        nxt = text[m.end() : m.end() + 1]
+        if nxt and nxt in _ZH_NOT_AFTER.get(numeral, ""):
+            continue
+        value = zh_value(numeral)
+        if value is None:
+            continue
+        start = m.start()
+        out.append((start, m.end(), _canon(Decimal(value), bool(m.group(1)))))
+    for m in _EN_NUMBER.finditer(text):
+        words = [w for w in re.split(r"[\s-]+", m.group(0)) if w and w.lower() not in ("percent", "per", "cent")]
+        if len(words) == 1 and _NOT_QUANTITY.match(words[0]):
+            continue
+        value = _en_value(words)
+        if value is None:
+            continue
+        out.append((m.start(), m.end(), _canon(Decimal(value), m.group(1) is not None)))
+    # a following "percent"/"%" after an Arabic number written with a space is already handled;
+    # "80 percent" reads as 80%
+    fixed = []
+    for s, e, v in sorted(out):
+        if fixed and s < fixed[-1][1]:
+            continue  # overlapping readings: keep the first (Arabic before words)
+        if not v.endswith("%") and re.match(r"\s*(?:percent|per cent)\b", text[e : e + 12], re.I):
+            v += "%"
+        fixed.append((s, e, v))
+    return fixed
+
+
+def number_values(text: str) -> tuple[str, ...]:
+    """The canonical values of the numbers in `text`, in order (see find_numbers)."""
+    return tuple(v for _, _, v in find_numbers(text))

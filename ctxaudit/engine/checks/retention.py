@@ -36,6 +36,7 @@ from operator import itemgetter
 from ctxaudit.engine.checks.drift import ClauseDrift, clause_weights, compare_clause, is_chinese, related
 from ctxaudit.engine.language.constraints import Clause, Matcher, fallback_tokens, fold, parse
 from ctxaudit.engine.language.labels import in_regions, label_regions
+from ctxaudit.engine.language.quotes import inside, quoted_regions
 from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force, Kind
 from ctxaudit.engine.types import Context, Message, Rule, RuleResult, RuleState, Span
 
@@ -43,6 +44,10 @@ INSTRUCTION_ROLES = ("system", "developer", "user")
 SYSTEM_ROLES = ("system", "developer")
 SUMMARY_KINDS = frozenset({"summary", "compact_summary", "history_summary", "compaction_summary"})
 TOP_K = 10  # candidate sentences compared per rule clause
+# A retold rule (issue 12 §4) keeps this share of its strength, scaled by how much of it is named:
+# below advice (0.45) and caution (0.35) — a record that someone once asked, not a reminder.
+RETOLD_LEVEL = 0.2
+RETOLD_MIN = 0.5  # the retelling must name at least half of the rule clause's weighted content
 MAX_SENTENCE = 400  # longer sentences (minified JSON, no punctuation) are cut into chunks
 CHUNK = 300
 MAX_POSTINGS = 4000  # per concept and side: bounds the work on adversarial repetitive contexts
@@ -51,6 +56,45 @@ MAX_POSTINGS_OTHER = 1500  # the same, counted for user/summary messages (rules 
 _PUNCT_CLASS = r"[\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2010-\u206f!-/:-@\[-`{-~]"
 _SQUEEZE = re.compile(_PUNCT_CLASS + "+")
 _SENT_END = re.compile(r"[。！？；;!?\n]|(?<=[^\s\d])\.(?=\s)")
+
+
+# Markers that state a constraint as in force from here on, even inside narrative (issue 12 §4:
+# "from now on the user wants every answer in French" keeps the rule).
+_STANDING_NOW = re.compile(
+    r"\b(?:from now on|going forward|from this point on|in (?:the )?future|at all times|every time|whenever)\b"
+    r"|从现在开始|从现在起|从今以后|今后|以后都|始终|一律|每次"
+)
+# A retelling keeps a rule's polarity: "the user likes pnpm" retells "use pnpm"; "用户提出删除订单的诉求"
+# is the opposite of "禁止删除订单" and retells nothing. A topic ("we discussed the scan") has none.
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|don't|doesn't|didn't|won't|avoid(?:ed|s)?|without|against)\b|n't\b|不|别|没|勿|禁|免|拒绝"
+)
+_TOPIC = re.compile(
+    r"\b(?:discuss(?:ed|es|ing|ion)?|talked about|talk about|mentioned|brought up|topic|regarding|in connection with)\b"
+    r"|讨论|谈到|聊到|提到|提及|话题|关于"
+)
+
+
+# What makes narrative a retelling: someone asked/wanted/said it, likes/prefers it, or it was a topic.
+_RETELL_CUE = re.compile(
+    r"\b(?:asked|requested|wanted|wants|told|said|instructed|insisted|reminded|likes|liked|prefers|preferred|"
+    r"preference|preferences|favou?rs)\b|要求|让我|叫我|希望|提出|说过|交代|嘱咐|偏好|喜欢|倾向|习惯"
+)
+
+
+def _retells(rc: Clause, folded_window: str, window_base: int, carriers: list[Clause]) -> bool:
+    """Do these narrative clauses retell the rule clause: forceless, not quoted, with a retelling cue
+    (a past request, a preference) of the same polarity, or as a topic?"""
+    for c in carriers:
+        if c.quoted or c.question or c.force is not Force.NONE:
+            return False
+    text = " ".join(folded_window[c.start - window_base : c.end - window_base] for c in carriers)
+    if _TOPIC.search(text):
+        return True
+    if not _RETELL_CUE.search(text):
+        return False  # "你是订单助手，负责处理订单查询" describes a role; it retells no rule
+    negated = _NEGATION.search(text) is not None
+    return negated == (rc.force is Force.PROHIBITION)
 
 
 def is_instruction(m: Message) -> bool:
@@ -89,6 +133,7 @@ class SideIndex:
         self._starts: dict[int, list[int]] = {}
         self._parsed: dict[tuple[int, int], list[Clause]] = {}
         self._labels: dict[int, list[tuple[int, int, str]]] = {}
+        self._quoted: dict[int, list[tuple[int, int]]] = {}
         self.postings: dict[str, list[tuple[int, int]]] | None = None
 
     # -- text ---------------------------------------------------------------------------------
@@ -106,19 +151,21 @@ class SideIndex:
 
     def verbatim(self, rule_sq: str, locate: re.Pattern[str]) -> tuple[int, int, int] | None:
         """(pos, start, end) of the rule's text in an instruction message; system roles first."""
-        found = None
+        found: tuple[int, int, int] | None = None
         for pos, (_, m) in enumerate(self.msgs):
-            if rule_sq in self.squeezed(pos):
-                if found is None or _role_rank(m.role) > _role_rank(self.msgs[found][1].role):
-                    found = pos
-                if m.role in SYSTEM_ROLES:
-                    break
-        if found is None:
-            return None
-        hit = locate.search(self.folded(found))
-        if hit is None:  # cannot happen: squeeze and the pattern remove the same characters
-            return found, 0, len(self.msgs[found][1].content)
-        return found, hit.start(), hit.end()
+            if rule_sq not in self.squeezed(pos):
+                continue
+            quoted = self.quoted(pos)
+            hit = next(
+                (h for h in locate.finditer(self.folded(pos)) if not inside(quoted, h.start(), h.end())), None
+            )  # a copy inside a quoted old message is not the rule (quotes.py)
+            if hit is None:
+                continue
+            if found is None or _role_rank(m.role) > _role_rank(self.msgs[found[0]][1].role):
+                found = (pos, hit.start(), hit.end())
+            if m.role in SYSTEM_ROLES:
+                break
+        return found
 
     # -- sentence index -----------------------------------------------------------------------
     def starts(self, pos: int) -> list[int]:
@@ -142,6 +189,13 @@ class SideIndex:
         got = self._labels.get(pos)
         if got is None:
             got = self._labels[pos] = label_regions(self.msgs[pos][1].content)
+        return got
+
+    def quoted(self, pos: int) -> list[tuple[int, int]]:
+        """The quoted-material spans of one message (quotes.py), computed once."""
+        got = self._quoted.get(pos)
+        if got is None:
+            got = self._quoted[pos] = quoted_regions(self.msgs[pos][1].content)
         return got
 
     def sentence_span(self, pos: int, si: int) -> tuple[int, int]:
@@ -177,16 +231,24 @@ class SideIndex:
             content = self.msgs[pos][1].content
             got = parse(content[a:b], self.matcher, base=a, folded=self.folded(pos)[a:b])
             regions = self.labels(pos)
+            quoted = self.quoted(pos)
             out = []
             for c in got:
                 label = in_regions(regions, c.start, c.end) if regions else None
-                if label is not None and not c.question and not c.reported and c.concepts:
+                if quoted and inside(quoted, c.start, c.end):
+                    # a quoted old message or question: a record of what was said (quotes.py)
+                    c = replace(c, force=Force.NONE, force_word="", quoted=True)
+                elif label is not None and not c.question and not c.reported and c.concepts:
                     if c.force in (Force.NONE, Force.IMPERATIVE):
                         # under "Rules:"/"约定：" a clause is a rule whatever its wording (labels.py)
                         c = replace(c, force=Force.OBLIGATION, force_word=label)
                 elif c.force is Force.IMPERATIVE and self.msgs[pos][1].role == "user":
                     # a bare imperative in a user message is a request ("Show me account 55102"), not a rule
                     c = replace(c, force=Force.NONE, force_word="")
+                if c.force is Force.NONE and not c.quoted and not c.question and c.concepts:
+                    marker = _STANDING_NOW.search(self.folded(pos), c.start, c.end)
+                    if marker:  # "from now on the user wants every answer in French": still in force
+                        c = replace(c, force=Force.OBLIGATION, force_word=content[marker.start() : marker.end()])
                 out.append(c)
             got = self._parsed[key] = out
         return got
@@ -274,8 +336,9 @@ def _best_for_clause(
     fallback: dict[str, float],
     claimed: dict[int, list[tuple[int, int]]] | None = None,
     rule_concepts: set[str] | None = None,
-) -> tuple[_Found | None, _Found | None]:
-    """(best match with directive force, closest narrative text) for one rule clause on one side.
+) -> tuple[_Found | None, _Found | None, _Found | None]:
+    """(best match with directive force, closest narrative text, the closest narrative that retells
+    the rule — a past request, a preference, a topic: see _retells) for one rule clause on one side.
 
     claimed: per message pos, spans that are the verbatim text of *other* rules. Such text is
     that other rule; it serves this one only as a full paraphrase that names nothing else.
@@ -283,6 +346,7 @@ def _best_for_clause(
     best: _Found | None = None
     best_key: tuple[float, float, int] | None = None
     closest: _Found | None = None
+    retold: _Found | None = None
     seen: set[tuple[int, tuple[int, ...]]] = set()
     for pos, si in idx.candidates(weights):
         n = len(idx.starts(pos))
@@ -308,13 +372,20 @@ def _best_for_clause(
             if not d.forced:
                 if closest is None or d.closeness > closest.drift.closeness:
                     closest = found
+                if (
+                    len(sents) == 1  # the cue must sit in the sentence that names the rule
+                    and d.closeness >= RETOLD_MIN
+                    and (retold is None or d.closeness > retold.drift.closeness)
+                    and _retells(rc, fold(text), base, d.matched)
+                ):
+                    retold = found
                 continue
             # one-sentence windows first; a wider window must name clearly more of the rule to win
             wide = len(sents) > 1 and not (lent and any(c.inherited for c in d.matched))
             key = (round(d.closeness - (0.15 if wide else 0.0), 1), d.strength, _role_rank(role))
             if best_key is None or key > best_key:
                 best, best_key = found, key
-    return best, closest
+    return best, closest, retold
 
 
 def _span(idx: SideIndex, pos: int, start: int, end: int) -> Span:
@@ -359,9 +430,24 @@ def prepare_rules(rules: tuple[Rule, ...] | list[Rule]) -> tuple[Matcher, dict[s
             re.compile((_PUNCT_CLASS + "*").join(re.escape(ch) for ch in sq)) if sq else re.compile(r"(?!x)x")
         )
         clauses = [c for c in parse(r.text, matcher) if c.concepts]
-        if any(c.force is not Force.NONE for c in clauses):
-            # a forceless clause ("When in doubt, always rely on …") is context, not a part to keep
-            clauses = [c for c in clauses if c.force is not Force.NONE]
+        strongest = max(clauses, key=lambda c: FORCE_LEVEL[c.force], default=None)
+        if strongest is not None and strongest.force is not Force.NONE:
+            # a forceless clause that acts ("统一使用 pnpm，禁止使用 npm"; the steps of "run the migration on
+            # staging, get sign-off, then deploy") is a part of the rule under its force (issue 12 §3);
+            # one that does not ("When in doubt, always rely on …") is context, not a part to keep
+            clauses = [
+                c
+                if c.force is not Force.NONE
+                else replace(
+                    c,
+                    # a step before "禁止…" is still a thing to do: it takes the force, not the "not"
+                    force=Force.OBLIGATION if strongest.force is Force.PROHIBITION else strongest.force,
+                    force_word=strongest.force_word,
+                    inherited=True,
+                )
+                for c in clauses
+                if c.force is not Force.NONE or c.actions or "use" in c.concepts
+            ]
         models.append(RuleModel(r, sq, locate, clauses, [clause_weights(c, fallback) for c in clauses]))
     return matcher, fallback, models
 
@@ -386,7 +472,7 @@ def _locate_side(
     role: str | None = None
     best_w = -1.0
     for rc, weights in zip(model.clauses, model.weights, strict=True):
-        found, _ = _best_for_clause(
+        found, _, _ = _best_for_clause(
             idx, rc, model.rule.text, weights, fallback, None, {c for x in model.clauses for c in x.concepts}
         )
         if found is None or found.drift.state not in ("kept", "weakened"):
@@ -487,7 +573,27 @@ def _check_one(
     for rc, weights in zip(model.clauses, model.weights, strict=True):
         w = sum(weights.values())
         total_w += w
-        found, closest = _best_for_clause(aidx, rc, rule.text, weights, fallback, claimed, all_concepts)
+        found, closest, retold = _best_for_clause(aidx, rc, rule.text, weights, fallback, claimed, all_concepts)
+        if found is None and retold is not None:
+            # told as something that happened, a preference or a topic: the words survive, the force
+            # does not (issue 12 §4) — weakened, with the retelling as evidence
+            states.append("retold")
+            score += w * RETOLD_LEVEL * retold.drift.closeness
+            quote = retold.window_text.strip()
+            quote = quote if len(quote) <= 80 else quote[:77] + "…"
+            item = (
+                f"被转述为叙述，失去约束力：“{quote}” / retold as narrative, no longer an instruction: “{quote}”"
+                if zh
+                else f"retold as narrative, no longer an instruction: “{quote}”"
+            )
+            if item not in lost:
+                lost.append(item)
+            span = _found_span(aidx, retold)
+            if span not in after_spans:
+                after_spans.append(span)
+            if w > role_w:
+                role_w, role_after = w, retold.role
+            continue
         if found is None:
             states.append("absent")
             clause_text = rule.text[rc.start : rc.end].strip(" ，,。.;；")

@@ -151,7 +151,11 @@ class Matcher:
                     tags = plain_tags or tuple(tag for tag, _ in entries)
                 else:
                     surface = folded[s:e]
-                    tags = tuple(tag for tag, mode in entries if _suffix_ok(surface, suffix, mode))
+                    tags = tuple(
+                        tag
+                        for tag, mode in entries
+                        if _suffix_ok(surface, suffix, mode) and not (tag[0] == FORCE and suffix in _NOUN_SUFFIXES)
+                    )  # "AI.md requirements" names a document; "required" obliges
                     if not tags:
                         continue
                     e += len(suffix)
@@ -189,6 +193,8 @@ class Matcher:
 
 
 _SUFFIX = re.compile(r"[a-z]{0,9}")
+# Suffixes that make a force word a noun or adjective ("requirements", "needful"): no force.
+_NOUN_SUFFIXES = frozenset(("ment", "ments", "al", "ly", "er", "ers", "ion", "ions", "ation", "ations"))
 
 
 def _suffix_ok(surface: str, suffix: str, mode: int) -> bool:
@@ -302,9 +308,9 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
 
 # Grammar that carries no subject matter: particles and prepositions (never inside a fallback
 # bigram) and function words (never a fallback token on their own).
-_CJK_PARTICLES = frozenset("的了着过是在和与及或也都就还又把被给对向从为而且并之其")
+_CJK_PARTICLES = frozenset("的了着过是在和与及或也都就还又把被给对向从为而且并之其再由才")
 _CJK_FUNCTION_WORDS = frozenset(
-    ("涉及", "相关", "有关", "操作", "进行", "需要", "时候", "之前", "之后", "以前", "以后", "内容", "情况", "方面", "一下")
+    ("涉及", "相关", "有关", "操作", "进行", "需要", "时候", "之前", "之后", "以前", "以后", "内容", "情况", "方面", "一下", "然后", "随后", "最后", "首先")
 )
 
 
@@ -339,6 +345,7 @@ class Clause:
     numbers: tuple[str, ...] = ()
     sentence: int = 0
     reported: bool = False
+    quoted: bool = False  # inside quoted material (quotes.py): words someone wrote, not an instruction
     question: bool = False
     inherited: bool = False
     nouns: set[str] = field(default_factory=set)  # action concepts used as nouns ("a refund")
@@ -546,7 +553,8 @@ def _unknown_objects(f: str, cs: int, ce: int, hits: list[Hit]) -> frozenset[str
             while e < ce and e - j < 4 and "\u4e00" <= f[e] <= "\u9fff" and not is_covered(e):
                 e += 1
             word = f[j:e]
-            if len(word) >= 2 and word[:2] not in _CJK_STOP:
+            # "发布前要跑…", "删除后…": a time word after the action, not its object
+            if len(word) >= 2 and word[:2] not in _CJK_STOP and word[0] not in "前后时":
                 out.add(word)
         else:
             wm = _EN_WORD.match(f, j, ce)
@@ -607,7 +615,9 @@ def _imperative(f: str, text: str, cs: int, ce: int, hits: list[Hit]) -> tuple[F
     for h in hits:
         if h.start < start:
             continue
-        if h.start == start and any(cat == CONCEPT and _kind(v) is Kind.ACTION for cat, v in h.tags):
+        if h.start == start and any(
+            cat == CONCEPT and (_kind(v) is Kind.ACTION or v == "use") for cat, v in h.tags
+        ):  # "Use pnpm, never npm": 使用/use opens a directive like any other verb
             nxt = f[h.end : h.end + 1]
             if nxt in ("了", "过", "着"):
                 return Force.NONE, "", -1

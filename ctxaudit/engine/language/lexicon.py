@@ -291,6 +291,7 @@ FORCE_MARKERS: dict[Force, tuple[str, ...]] = {
 # Scope quantifiers (issue 3: 任何/所有/全部/any/all/every). Losing one narrows nothing in words but
 # turns "every change" into "changes", which a model reads as "usually".
 SCOPE_WORDS: tuple[str, ...] = (
+    "统一",
     "任何",
     "所有",
     "全部",
@@ -622,7 +623,7 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("order", O, "订单", "order", "订单|order|orders"),
     _c("data", G, "数据", "data", "业务数据|数据|资料|data|dataset|database|records"),
     _c("refund", A, "退款", "refund", "退款|退费|退钱|refund|refunds|reimburse|chargeback"),
-    _c("payment", A, "付款", "payment", "付款|支付|转账|汇款|扣款|payment|pay|transfer|wire|charge"),
+    _c("payment", A, "付款", "payment", "付款|支付|转账|汇款|扣款|payment|pay|transfer|wire transfer|wire money|charge"),
     _c("account", O, "账户", "account", "账户|账号|帐户|帐号|account|accounts"),
     _c(
         "file",

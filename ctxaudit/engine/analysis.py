@@ -13,21 +13,24 @@ from __future__ import annotations
 from functools import cached_property
 
 from ctxaudit.engine.language.clauses import Clause, PairIndex, clauses_of
-from ctxaudit.engine.rules import extract_rules
+from ctxaudit.engine.rules import extract_rules, open_rules
 from ctxaudit.engine.types import Context, ContextPair, Rule
 
 
 class Analysis:
     """The shared view of one event.
 
-    pair: the event; rules: the rules in force (pair.rules, else extracted from pair.before by
-    rules.extract_rules). Linear in the size of the pair; nothing is computed until asked for.
+    pair: the event; rules: the rules in force (pair.rules without the phase instructions the
+    before-context shows closed, else extracted from pair.before by rules.extract_rules). Linear in the size of the pair; nothing is computed until asked for.
     """
 
     def __init__(self, pair: ContextPair, rules: tuple[Rule, ...] | None = None) -> None:
         self.pair = pair
+        given = rules if rules is not None else pair.rules
+        # a phase instruction carried over in the session's rule set ("Don't code yet") that the
+        # before-context shows closed is neither lost nor enforced (rules.open_rules)
         self.rules: tuple[Rule, ...] = (
-            rules if rules is not None else (pair.rules or tuple(extract_rules(pair.before)))
+            open_rules(given, pair.before) if given else tuple(extract_rules(pair.before))
         )
         self._clauses: dict[tuple[str, int], list[Clause]] = {}
 

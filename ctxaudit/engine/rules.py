@@ -19,14 +19,25 @@ Two sources:
   Session summaries ("This session is being continued…"), tool/IDE wrappers (<ide_selection>,
   <system-reminder>, <command-…>), fenced code and quoted output are not the user's instructions.
 
-Ids are stable: `rule_id_for` hashes the normalised text ("X-" + 8 hex), so the same rule in the same
-project (or anywhere) gets the same id, whatever its whitespace, punctuation or width.
+Phase instructions (issue 12 §2): "Don't code yet", "Do not code yet, before brainstorm",
+"先不要写代码" bind until the user approves a plan or tells the agent to go on ("implement option A",
+"start implementation", "开始实现"). `extract_instructions` returns both kinds with what ends them
+and where they ended; `extract_rules` keeps a phase instruction only while it is open, and
+`open_rules` drops a rule set's phase instructions that a context shows closed — so a closed one is
+neither reported lost nor enforced.
+
+Ids are readable (issue 15): the rule's first words ("always-use-ai-md-for", "禁止删除订单"), else
+"user-1"/"system-3". The same normalised text gets the same id (`rule_id_for`); `extract_rules`
+keeps ids unique within a session — `known` (id → text, the session's rules so far) reuses a known
+text's id and suffixes a new text whose words collide ("always-use-ai-md-for-2").
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ctxaudit.engine.language.constraints import FORCE, ONE_OFF, STANDING, Clause, base_matcher, fold, parse
 from ctxaudit.engine.language.lexicon import Force
@@ -68,13 +79,46 @@ _NOT_PROSE = re.compile(
 )
 
 
-def rule_id_for(text: str) -> str:
-    """Stable id for an extracted rule: same normalised text → same id ("X-" + 8 hex of SHA-1).
+_SLUG_WORD = re.compile(r"[a-z0-9]+")
+_SLUG_CJK = re.compile(r"[\u3400-\u9fff]+")
+SLUG_WORDS = 5
+SLUG_CJK_CHARS = 8
 
-    normalize() folds width, case, whitespace and punctuation, so "禁止删除订单。" and "禁止 删除订单"
-    share an id. Deterministic across processes and projects.
+
+def rule_id_for(text: str) -> str:
+    """Readable id for an extracted rule from its first words: "Always use AI.md for coding rules."
+    → "always-use-ai-md-for"; "禁止删除任何业务数据。" → "禁止删除任何业务"; "" (no letters) → "".
+
+    Deterministic: normalize() folds width, case, whitespace and punctuation first, so "禁止删除订单。"
+    and "禁止 删除订单" share an id. Not unique by itself: see `unique_id`.
     """
-    return "X-" + hashlib.sha1(normalize(text).encode()).hexdigest()[:8]  # noqa: S324 - an id, not a secret
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("’", "")
+    head = folded.lstrip()
+    cjk = _SLUG_CJK.match(head)
+    if cjk is not None or (head and _SLUG_CJK.match(normalize(head)) is not None):
+        return "".join(_SLUG_CJK.findall(normalize(folded)))[:SLUG_CJK_CHARS]
+    words = _SLUG_WORD.findall(folded)[:SLUG_WORDS]
+    return "-".join(words)[:60]
+
+
+def unique_id(text: str, source: str, known: dict[str, str], counter: dict[str, int]) -> str:
+    """The id of `text` in a session whose rules so far are `known` (id → text): the id a known
+    rule with the same normalised text has; else rule_id_for(text), suffixed "-2", "-3"… while
+    another text holds it; else f"{source}-{n}" for a text without words. Adds the id to `known`."""
+    norm = normalize(text)
+    for rid, other in known.items():
+        if normalize(other) == norm:
+            return rid
+    base = rule_id_for(text)
+    if not base:
+        counter[source] = counter.get(source, 0) + 1
+        base = f"{source}-{counter[source]}"
+    rid, n = base, 1
+    while rid in known:
+        n += 1
+        rid = f"{base}-{n}"
+    known[rid] = text
+    return rid
 
 
 def _strongest(clauses: list[Clause]) -> Clause | None:
@@ -181,29 +225,111 @@ def _user_rules(content: str) -> list[str]:
     return out
 
 
-def extract_rules(ctx: Context) -> list[Rule]:
-    """Rules in the system/developer messages, then the user's standing instructions.
+def extract_rules(ctx: Context, known: Mapping[str, str] | None = None) -> list[Rule]:
+    """Rules in the system/developer messages, then the user's standing instructions and the phase
+    instructions still open at the end of `ctx`.
 
-    Returns Rules in order of first appearance, deduplicated by id; system rules have severity
-    high and source "system", user standing instructions severity medium and source "user".
-    Summaries (kind "summary"/"compact_summary") and assistant/tool messages are not read.
+    Returns Rules in order of first appearance, deduplicated by text; system rules have severity
+    high and source "system", user instructions severity medium and source "user". Summaries
+    (kind "summary"/"compact_summary") and assistant/tool messages are not read. known: the
+    session's rules so far (id → text), so ids stay unique and stable across the session.
     """
+    taken = dict(known or {})
+    counter: dict[str, int] = {}
     seen: set[str] = set()
     rules: list[Rule] = []
+    closed = {i.text for i in extract_instructions(ctx) if i.kind == "phase" and i.closed_at is not None}
     for m in ctx.messages:
-        if (m.kind or "") in ("summary", "compact_summary", "history_summary", "compaction_summary"):
+        if (m.kind or "") in _SUMMARY_KINDS:
             continue
         if m.role in ("system", "developer"):
             texts, source, severity = _system_rules(m.content), "system", Severity.HIGH
         elif m.role == "user":
-            texts, source, severity = _user_rules(m.content), "user", Severity.MEDIUM
+            texts = [t for t in _user_rules(m.content) + _phase_texts(m.content) if t not in closed]
+            source, severity = "user", Severity.MEDIUM
         else:
             continue
         for text in texts:
-            if len(text) > MAX_LEN:
+            norm = normalize(text)
+            if len(text) > MAX_LEN or norm in seen:
                 continue
-            rid = rule_id_for(text)
-            if rid not in seen:
-                seen.add(rid)
-                rules.append(Rule(id=rid, text=text, severity=severity, source=source))
+            seen.add(norm)
+            rid = unique_id(text, source, taken, counter)
+            rules.append(Rule(id=rid, text=text, severity=severity, source=source))
     return rules
+
+
+_SUMMARY_KINDS = ("summary", "compact_summary", "history_summary", "compaction_summary")
+
+# A phase instruction: a prohibition for now — "Don't code yet", "do not code yet, before
+# brainstorm", "not until I approve", "先不要写代码", "在我确认之前不要部署".
+_PHASE = re.compile(
+    r"\b(?:don'?t|do not|never)\b[^.!?\n]{0,40}?\b(?:yet|until|before|for now|till)\b"
+    r"|\bnot (?:yet|until)\b"
+    r"|(?:先|暂时|暂且)(?:不要|别|不|勿)|(?:之前|以前)(?:不要|别|不|勿)|(?:不要|别|不)[^。！？\n]{0,12}?(?:之前|以前|再说)",
+    re.I,
+)
+# What ends one: the user approves, picks an option or tells the agent to go on.
+_PHASE_CLOSER = re.compile(
+    r"^\s*(?:ok[,.!\s]|okay|yes|go ahead|proceed|approved?|lgtm|sounds good|do it|let'?s (?:do|go|implement|start))"
+    r"|\b(?:implement|start (?:the )?implementation|start coding|start phase|go ahead|approved?|option [a-z0-9])\b"
+    r"|开始(?:实现|实施|写|编码|开发)|可以(?:写|开始|动手|实现)|就这么(?:做|办)|同意|批准|按(?:这个|此|方案)",
+    re.I,
+)
+PHASE_ENDS = "until the user approves a plan or says to go on / 直到用户批准方案或让助手继续"
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    """One instruction a user gave: kind "standing" (binds the whole session) or "phase" (binds
+    until `ends`); message_index: where it was given; closed_at: the user message that ended a
+    phase instruction, or None while it is open (standing instructions are never closed)."""
+
+    text: str
+    kind: str
+    message_index: int
+    ends: str | None = None
+    closed_at: int | None = None
+
+
+def _phase_texts(content: str) -> list[str]:
+    text = _FENCE.sub("", _WRAPPERS.sub("", content))
+    out = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith((">", "$", "{", "[", "<", "|")) or _DATA_LINE.search(line):
+            continue
+        for sentence in _sentences(line):
+            sentence = _clean(sentence)
+            if MIN_LEN <= len(sentence) <= MAX_LEN and _PHASE.search(sentence) and not sentence.endswith(("?", "？")):
+                out.append(sentence)
+    return out
+
+
+def extract_instructions(ctx: Context) -> list[Instruction]:
+    """The user's standing and phase instructions in `ctx`, in order, with where each phase
+    instruction was closed (the first later user message that approves or says to go on)."""
+    out: list[Instruction] = []
+    users = [
+        (i, m)
+        for i, m in enumerate(ctx.messages)
+        if m.role == "user" and (m.kind or "") not in _SUMMARY_KINDS and not m.content.lstrip().lower().startswith(_NOT_INSTRUCTIONS)
+    ]
+    for n, (i, m) in enumerate(users):
+        for text in _user_rules(m.content):
+            out.append(Instruction(text, "standing", i))
+        for text in _phase_texts(m.content):
+            closed = next((j for j, later in users[n + 1 :] if _PHASE_CLOSER.search(later.content[:400])), None)
+            out.append(Instruction(text, "phase", i, PHASE_ENDS, closed))
+    return out
+
+
+def open_rules(rules: tuple[Rule, ...], ctx: Context) -> tuple[Rule, ...]:
+    """`rules` without the phase instructions that `ctx` shows closed (a rule set carried over from
+    earlier in a session keeps "Don't code yet" after the user approved the plan; this drops it)."""
+    closed = {
+        normalize(i.text) for i in extract_instructions(ctx) if i.kind == "phase" and i.closed_at is not None
+    }
+    if not closed:
+        return rules
+    return tuple(r for r in rules if normalize(r.text) not in closed)

@@ -61,9 +61,15 @@ def _own_rules(project: Project, spec: EventIn, before: Any) -> tuple[list[dict[
             {"id": r["rule_id"], "text": r["text"], "severity": r["severity"], "source": "project"}
             for r in project_rules
         ], "project"
+    # readable ids stay unique and stable across the session: pass the session's rules so far
+    known = dict(
+        SessionRule.objects.filter(
+            session__project=project, session__external_id=spec.session_id
+        ).values_list("rule_id", "text")
+    )
     return [
         {"id": r.id, "text": r.text, "severity": r.severity.value, "source": r.source}
-        for r in extract_rules(before)
+        for r in extract_rules(before, known)
     ], "extracted"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxaudit.engine.rules import extract_rules, is_standing, rule_id_for
+from ctxaudit.engine.rules import extract_instructions, extract_rules, is_standing, open_rules, rule_id_for
 from tests.engine.helpers import SYSTEM_ZH, ctx
 
 
@@ -73,7 +73,11 @@ def test_it_extracts_standing_instructions_from_user_messages_only() -> None:
         ("user", "<ide_selection>Never touch this line</ide_selection> fix the bug"),
     )
     rules = extract_rules(context)
-    assert [(r.text, r.source) for r in rules] == [("Always use AI.md for coding rules.", "user")]
+    # "Don't code yet" is a phase instruction, still open here (nobody approved a plan): it binds too
+    assert [(r.text, r.source) for r in rules] == [
+        ("Always use AI.md for coding rules.", "user"),
+        ("Don't code yet.", "user"),
+    ]
 
 
 def test_it_skips_pasted_data_in_user_messages() -> None:
@@ -87,7 +91,35 @@ def test_it_gives_the_same_id_to_the_same_normalised_text() -> None:
     assert rule_id_for("禁止删除订单。") == rule_id_for(" 禁止 删除订单 ") == rule_id_for("禁止删除订单！")
     assert rule_id_for("Never delete orders.") == rule_id_for("NEVER delete orders")
     assert rule_id_for("禁止删除订单") != rule_id_for("禁止修改订单")
-    assert rule_id_for("禁止删除订单").startswith("X-") and len(rule_id_for("x")) == 10
+    assert rule_id_for("Always use AI.md for coding rules.") == "always-use-ai-md-for"  # readable (issue 15)
+    assert rule_id_for("禁止删除任何业务数据。") == "禁止删除任何业务"
     first = extract_rules(ctx(("system", "1. 禁止删除订单。")))[0]
     again = extract_rules(ctx(("system", "规则：\n- 禁止删除订单")))[0]
     assert first.id == again.id
+
+
+def test_extracted_ids_are_unique_within_a_session_and_stable_across_it() -> None:
+    first = extract_rules(ctx(("user", "Always use AI.md for coding rules.\nAlways use AI.md for programming rules.")))
+    assert [r.id for r in first] == ["always-use-ai-md-for", "always-use-ai-md-for-2"]
+    known = {r.id: r.text for r in first}
+    # a later event of the same session: the known text keeps its id, a new colliding text gets the next suffix
+    later = extract_rules(
+        ctx(("user", "Always use AI.md for programming rules.\nAlways use AI.md for release notes.")), known
+    )
+    assert [r.id for r in later] == ["always-use-ai-md-for-2", "always-use-ai-md-for-3"]
+    assert [r.id for r in extract_rules(ctx(("system", "规则：\n- ！！！\n- 禁止删除订单")))] == ["禁止删除订单"]
+
+
+def test_a_phase_instruction_binds_until_the_user_approves_the_plan() -> None:
+    open_phase = ctx(("user", "Investigate the export code.\nDo not code yet, before brainstorm"), ("assistant", "Plan: …"))
+    [rule] = extract_rules(open_phase)
+    assert rule.text == "Do not code yet, before brainstorm" and rule.source == "user"
+    closed = ctx(*open_phase.messages and [(m.role, m.content) for m in open_phase.messages], ("user", "implement option A"))
+    assert extract_rules(closed) == []
+    [phase] = [i for i in extract_instructions(closed) if i.kind == "phase"]
+    assert phase.closed_at == 2 and phase.ends is not None and "approves" in phase.ends
+    # a rule set carried over from earlier in the session drops the closed phase instruction
+    assert open_rules((rule,), closed) == ()
+    assert open_rules((rule,), open_phase) == (rule,)
+    assert [i.kind for i in extract_instructions(ctx(("user", "先不要写代码，先出方案。"), ("user", "可以开始实现了")))] == ["phase"]
+    assert extract_rules(ctx(("user", "先不要写代码，先出方案。"), ("user", "可以开始实现了"))) == []

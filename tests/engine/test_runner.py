@@ -62,7 +62,7 @@ def test_it_writes_english_messages_for_english_rules() -> None:
     after = ctx(("system", "Log account changes."))
     [finding] = _rule_findings(_run(before, after))
     assert finding.message == (
-        "Rule X-92c016b1 weakened after compression (strength 0.68): force lowered: Always → plain instruction "
+        "Rule always-log-every-account-change weakened after compression (strength 0.68): force lowered: Always → plain instruction "
         "(obligation → imperative); scope dropped: every"
     )
     assert finding.severity is Severity.MEDIUM  # strength ≥ 0.5: one step below the rule's high

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ctxaudit.engine.language.constraints import Clause, fallback_tokens, fold
+from ctxaudit.engine.language.numbers import find_numbers
 from ctxaudit.engine.language.lexicon import (
     CONCEPTS,
     CONCEPTS_BY_ID,
@@ -206,9 +207,11 @@ def compare_clause(
         return None
     # the same action on another object, region or number is a sibling rule, not this one
     rule_unmatched = [c for c in rule_specific if c not in credit]
-    if rule_unmatched and (unrelated or unknown):
+    if rule_unmatched and unrelated:
+        # only named things count as substitutes (lexicon objects, other rules' words): an unknown
+        # word may be a generalisation ("destructive commands" for "rm -rf"), which weakens
         own = _own_tokens(rule_text)  # the rule's words, cut into other bigrams ("向外部" → 外部)
-        others = {c for c in unrelated if c not in own} | {w for w in unknown if w not in own}
+        others = {c for c in unrelated if c not in own}
         others = {w for w in others if not any(w.removeprefix("fb:") in t for t in own)}
         if others and sum(weights[c] for c in rule_unmatched) >= SUBSTITUTION_WEIGHT:
             return None
@@ -363,6 +366,8 @@ def compare_clause(
         have = {n for c in carriers for n in c.numbers}
         gone = [n for n in rc.numbers if n not in have]
         if gone:
+            surface = {v: rule_text[a:b].strip() for a, b, v in find_numbers(rule_text)}
+            gone = [surface.get(n, n) for n in gone]  # as the rule wrote it: "$100", "十五"
             factor *= PENALTY["threshold"]
             lost.append(
                 f"阈值丢失：{'、'.join(gone)} / threshold dropped: {', '.join(gone)}"

@@ -217,18 +217,17 @@ def best_of(repeat: int, fn: Callable[[], object]) -> float:
 
 
 def stages(pair: ContextPair, repeat: int) -> dict[str, float]:
+    """Each registered check alone (checks.CHECKS), on a fresh Analysis each time (nothing cached)."""
+    from ctxaudit.engine.analysis import analyse
+    from ctxaudit.engine.checks import CHECKS
+
     out = {
         "extract_rules": best_of(repeat, lambda: extract_rules(pair.before)),  # when the event gives no rules
         "retention": best_of(repeat, lambda: check_rule_retention(pair.before, pair.after, pair.rules)),
     }
-    for name in ("claims", "hierarchy", "failures"):
-        try:
-            mod = __import__(f"ctxaudit.engine.checks.{name}", fromlist=["x"])
-        except ImportError:
-            continue
-        fn = getattr(mod, f"check_{name}", None)
-        if fn is not None:
-            out[name] = best_of(repeat, lambda fn=fn: fn(pair))
+    for name, fn in CHECKS.items():
+        if name != "rule_retention":
+            out[name] = best_of(repeat, lambda fn=fn: fn(analyse(pair)))
     return out
 
 

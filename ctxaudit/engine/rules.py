@@ -238,14 +238,23 @@ def extract_rules(ctx: Context, known: Mapping[str, str] | None = None) -> list[
     counter: dict[str, int] = {}
     seen: set[str] = set()
     rules: list[Rule] = []
-    closed = {i.text for i in extract_instructions(ctx) if i.kind == "phase" and i.closed_at is not None}
+    closed_cache: list[set[str]] = []
+
+    def closed() -> set[str]:  # read the whole context for closers only when a phase instruction occurs
+        if not closed_cache:
+            closed_cache.append(
+                {i.text for i in extract_instructions(ctx) if i.kind == "phase" and i.closed_at is not None}
+            )
+        return closed_cache[0]
+
     for m in ctx.messages:
         if (m.kind or "") in _SUMMARY_KINDS:
             continue
         if m.role in ("system", "developer"):
             texts, source, severity = _system_rules(m.content), "system", Severity.HIGH
         elif m.role == "user":
-            texts = [t for t in _user_rules(m.content) + _phase_texts(m.content) if t not in closed]
+            phase = _phase_texts(m.content)
+            texts = _user_rules(m.content) + [t for t in phase if t not in closed()]
             source, severity = "user", Severity.MEDIUM
         else:
             continue
@@ -327,6 +336,8 @@ def extract_instructions(ctx: Context) -> list[Instruction]:
 def open_rules(rules: tuple[Rule, ...], ctx: Context) -> tuple[Rule, ...]:
     """`rules` without the phase instructions that `ctx` shows closed (a rule set carried over from
     earlier in a session keeps "Don't code yet" after the user approved the plan; this drops it)."""
+    if not any(_PHASE.search(r.text) for r in rules):
+        return rules  # the common case: no phase instruction in the set, nothing to read
     closed = {
         normalize(i.text) for i in extract_instructions(ctx) if i.kind == "phase" and i.closed_at is not None
     }

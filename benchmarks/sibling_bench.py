@@ -25,9 +25,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ctxaudit.engine.checks.retention import check_rule_retention  # noqa: E402
 from ctxaudit.engine.types import Context, Message, Rule  # noqa: E402
 
-EN_VERBS = ("Never delete any", "Never export any", "Do not modify any", "Never share any", "Do not archive any")
-EN_OBJECTS = ("shipments", "tickets", "invoices", "contracts", "payroll records", "customer notes", "audit logs", "vendor quotes")
-EN_REGIONS = ("of the border region", "of the northern region", "of the coastal region", "of the capital region", "of the eastern branch")
+EN_VERBS = (
+    "Never delete any",
+    "Never export any",
+    "Do not modify any",
+    "Never share any",
+    "Do not archive any",
+)
+EN_OBJECTS = (
+    "shipments",
+    "tickets",
+    "invoices",
+    "contracts",
+    "payroll records",
+    "customer notes",
+    "audit logs",
+    "vendor quotes",
+)
+EN_REGIONS = (
+    "of the border region",
+    "of the northern region",
+    "of the coastal region",
+    "of the capital region",
+    "of the eastern branch",
+)
 ZH_VERBS = ("禁止删除", "禁止导出", "不得修改", "禁止外传", "不得归档")
 ZH_REGIONS = ("华东区的", "华南区的", "华北区的", "西南区的", "东北区的")
 ZH_OBJECTS = ("订单数据", "工单记录", "发票", "合同", "工资单", "客户备注", "审计日志", "供应商报价")
@@ -58,15 +79,29 @@ def main() -> int:
     dropped = set(rng.sample(range(len(rules)), args.drop))
     before = Context((Message("system", "Rules:\n" + "\n".join(f"- {t}" for t in texts)),))
     after = Context(
-        (Message("system", "Rules:\n" + "\n".join(f"- {t}" for i, t in enumerate(texts) if i not in dropped)),)
+        (
+            Message(
+                "system", "Rules:\n" + "\n".join(f"- {t}" for i, t in enumerate(texts) if i not in dropped)
+            ),
+        )
     )
     t0 = time.perf_counter()
     results = check_rule_retention(before, after, rules)
     ms = (time.perf_counter() - t0) * 1000
-    wrong_dropped = [(r.rule_id, r.text, r.state.value) for i, r in enumerate(results) if i in dropped and r.state.value != "missing"]
-    wrong_kept = [(r.rule_id, r.state.value) for i, r in enumerate(results) if i not in dropped and r.state.value != "retained"]
-    print(f"{len(rules)} rules, {len(dropped)} dropped: {len(wrong_dropped)} dropped rules not read missing, "
-          f"{len(wrong_kept)} kept rules not read retained; retention {ms:.0f} ms")
+    wrong_dropped = [
+        (r.rule_id, r.text, r.state.value)
+        for i, r in enumerate(results)
+        if i in dropped and r.state.value != "missing"
+    ]
+    wrong_kept = [
+        (r.rule_id, r.state.value)
+        for i, r in enumerate(results)
+        if i not in dropped and r.state.value != "retained"
+    ]
+    print(
+        f"{len(rules)} rules, {len(dropped)} dropped: {len(wrong_dropped)} dropped rules not read missing, "
+        f"{len(wrong_kept)} kept rules not read retained; retention {ms:.0f} ms"
+    )
     for w in wrong_dropped:
         print("  dropped but", w[2], w[0], w[1])
     return 1 if any(w[2] == "retained" for w in wrong_dropped) else 0

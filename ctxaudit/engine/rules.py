@@ -310,7 +310,11 @@ def _phase_texts(content: str) -> list[str]:
             continue
         for sentence in _sentences(line):
             sentence = _clean(sentence)
-            if MIN_LEN <= len(sentence) <= MAX_LEN and _PHASE.search(sentence) and not sentence.endswith(("?", "？")):
+            if (
+                MIN_LEN <= len(sentence) <= MAX_LEN
+                and _PHASE.search(sentence)
+                and not sentence.endswith(("?", "？"))
+            ):
                 out.append(sentence)
     return out
 
@@ -322,13 +326,17 @@ def extract_instructions(ctx: Context) -> list[Instruction]:
     users = [
         (i, m)
         for i, m in enumerate(ctx.messages)
-        if m.role == "user" and (m.kind or "") not in _SUMMARY_KINDS and not m.content.lstrip().lower().startswith(_NOT_INSTRUCTIONS)
+        if m.role == "user"
+        and (m.kind or "") not in _SUMMARY_KINDS
+        and not m.content.lstrip().lower().startswith(_NOT_INSTRUCTIONS)
     ]
     for n, (i, m) in enumerate(users):
         for text in _user_rules(m.content):
             out.append(Instruction(text, "standing", i))
         for text in _phase_texts(m.content):
-            closed = next((j for j, later in users[n + 1 :] if _PHASE_CLOSER.search(later.content[:400])), None)
+            closed = next(
+                (j for j, later in users[n + 1 :] if _PHASE_CLOSER.search(later.content[:400])), None
+            )
             out.append(Instruction(text, "phase", i, PHASE_ENDS, closed))
     return out
 

@@ -55,7 +55,9 @@ def test_it_reads_the_governed_part_scope_condition_and_threshold() -> None:
     [c] = parse("Never issue a refund above $100 without a manager approval ticket.")
     assert c.force is Force.PROHIBITION
     assert c.core == {"refund"} and c.condition == {"admin", "confirm", "ticket"}
-    assert c.condition_text == "without a manager approval ticket" and c.numbers == ("100",)  # numbers compare as values
+    assert c.condition_text == "without a manager approval ticket" and c.numbers == (
+        "100",
+    )  # numbers compare as values
 
 
 def test_it_splits_a_rule_into_clauses_and_lets_an_enumeration_inherit_force() -> None:

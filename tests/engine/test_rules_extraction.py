@@ -99,7 +99,9 @@ def test_it_gives_the_same_id_to_the_same_normalised_text() -> None:
 
 
 def test_extracted_ids_are_unique_within_a_session_and_stable_across_it() -> None:
-    first = extract_rules(ctx(("user", "Always use AI.md for coding rules.\nAlways use AI.md for programming rules.")))
+    first = extract_rules(
+        ctx(("user", "Always use AI.md for coding rules.\nAlways use AI.md for programming rules."))
+    )
     assert [r.id for r in first] == ["always-use-ai-md-for", "always-use-ai-md-for-2"]
     known = {r.id: r.text for r in first}
     # a later event of the same session: the known text keeps its id, a new colliding text gets the next suffix
@@ -107,19 +109,29 @@ def test_extracted_ids_are_unique_within_a_session_and_stable_across_it() -> Non
         ctx(("user", "Always use AI.md for programming rules.\nAlways use AI.md for release notes.")), known
     )
     assert [r.id for r in later] == ["always-use-ai-md-for-2", "always-use-ai-md-for-3"]
-    assert [r.id for r in extract_rules(ctx(("system", "规则：\n- ！！！\n- 禁止删除订单")))] == ["禁止删除订单"]
+    assert [r.id for r in extract_rules(ctx(("system", "规则：\n- ！！！\n- 禁止删除订单")))] == [
+        "禁止删除订单"
+    ]
 
 
 def test_a_phase_instruction_binds_until_the_user_approves_the_plan() -> None:
-    open_phase = ctx(("user", "Investigate the export code.\nDo not code yet, before brainstorm"), ("assistant", "Plan: …"))
+    open_phase = ctx(
+        ("user", "Investigate the export code.\nDo not code yet, before brainstorm"), ("assistant", "Plan: …")
+    )
     [rule] = extract_rules(open_phase)
     assert rule.text == "Do not code yet, before brainstorm" and rule.source == "user"
-    closed = ctx(*open_phase.messages and [(m.role, m.content) for m in open_phase.messages], ("user", "implement option A"))
+    closed = ctx(
+        *open_phase.messages and [(m.role, m.content) for m in open_phase.messages],
+        ("user", "implement option A"),
+    )
     assert extract_rules(closed) == []
     [phase] = [i for i in extract_instructions(closed) if i.kind == "phase"]
     assert phase.closed_at == 2 and phase.ends is not None and "approves" in phase.ends
     # a rule set carried over from earlier in the session drops the closed phase instruction
     assert open_rules((rule,), closed) == ()
     assert open_rules((rule,), open_phase) == (rule,)
-    assert [i.kind for i in extract_instructions(ctx(("user", "先不要写代码，先出方案。"), ("user", "可以开始实现了")))] == ["phase"]
+    assert [
+        i.kind
+        for i in extract_instructions(ctx(("user", "先不要写代码，先出方案。"), ("user", "可以开始实现了")))
+    ] == ["phase"]
     assert extract_rules(ctx(("user", "先不要写代码，先出方案。"), ("user", "可以开始实现了"))) == []

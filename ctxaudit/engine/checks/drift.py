@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ctxaudit.engine.language.constraints import Clause, fallback_tokens, fold
-from ctxaudit.engine.language.numbers import find_numbers
 from ctxaudit.engine.language.lexicon import (
     CONCEPTS,
     CONCEPTS_BY_ID,
@@ -38,6 +37,7 @@ from ctxaudit.engine.language.lexicon import (
     Force,
     Kind,
 )
+from ctxaudit.engine.language.numbers import find_numbers
 
 KIND_WEIGHT = {Kind.ACTION: 2.0, Kind.OBJECT: 1.0, Kind.GENERIC: 0.5}
 TOPIC_FACTOR = 0.5  # concepts outside the governed part ("所有[写操作]必须记录日志")

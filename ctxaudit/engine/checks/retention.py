@@ -36,8 +36,8 @@ from operator import itemgetter
 from ctxaudit.engine.checks.drift import ClauseDrift, clause_weights, compare_clause, is_chinese, related
 from ctxaudit.engine.language.constraints import Clause, Matcher, fallback_tokens, fold, parse
 from ctxaudit.engine.language.labels import in_regions, label_regions
-from ctxaudit.engine.language.quotes import inside, quoted_regions
 from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force, Kind
+from ctxaudit.engine.language.quotes import inside, quoted_regions
 from ctxaudit.engine.types import Context, Message, Rule, RuleResult, RuleState, Span
 
 INSTRUCTION_ROLES = ("system", "developer", "user")
@@ -248,7 +248,9 @@ class SideIndex:
                 if c.force is Force.NONE and not c.quoted and not c.question and c.concepts:
                     marker = _STANDING_NOW.search(self.folded(pos), c.start, c.end)
                     if marker:  # "from now on the user wants every answer in French": still in force
-                        c = replace(c, force=Force.OBLIGATION, force_word=content[marker.start() : marker.end()])
+                        c = replace(
+                            c, force=Force.OBLIGATION, force_word=content[marker.start() : marker.end()]
+                        )
                 out.append(c)
             got = self._parsed[key] = out
         return got
@@ -573,7 +575,9 @@ def _check_one(
     for rc, weights in zip(model.clauses, model.weights, strict=True):
         w = sum(weights.values())
         total_w += w
-        found, closest, retold = _best_for_clause(aidx, rc, rule.text, weights, fallback, claimed, all_concepts)
+        found, closest, retold = _best_for_clause(
+            aidx, rc, rule.text, weights, fallback, claimed, all_concepts
+        )
         if found is None and retold is not None:
             # told as something that happened, a preference or a topic: the words survive, the force
             # does not (issue 12 §4) — weakened, with the retelling as evidence

@@ -25,7 +25,6 @@ from functools import lru_cache
 
 import ahocorasick
 
-from ctxaudit.engine.language.numbers import find_numbers
 from ctxaudit.engine.language.lexicon import (
     CONCEPTS,
     CONCEPTS_BY_ID,
@@ -41,6 +40,7 @@ from ctxaudit.engine.language.lexicon import (
     Force,
     Kind,
 )
+from ctxaudit.engine.language.numbers import find_numbers
 
 # --- folding -------------------------------------------------------------------------------------
 
@@ -154,7 +154,8 @@ class Matcher:
                     tags = tuple(
                         tag
                         for tag, mode in entries
-                        if _suffix_ok(surface, suffix, mode) and not (tag[0] == FORCE and suffix in _NOUN_SUFFIXES)
+                        if _suffix_ok(surface, suffix, mode)
+                        and not (tag[0] == FORCE and suffix in _NOUN_SUFFIXES)
                     )  # "AI.md requirements" names a document; "required" obliges
                     if not tags:
                         continue
@@ -300,7 +301,11 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
                 continue
             for i in range(len(part) - 1):
                 bigram = part[i : i + 2]
-                if bigram in _CJK_FUNCTION_WORDS or bigram[0] in _CJK_PARTICLES or bigram[1] in _CJK_PARTICLES:
+                if (
+                    bigram in _CJK_FUNCTION_WORDS
+                    or bigram[0] in _CJK_PARTICLES
+                    or bigram[1] in _CJK_PARTICLES
+                ):
                     continue  # "的操", "向用": pieces of grammar, not of the rule's subject
                 out.setdefault(bigram, ("fb:" + bigram, 0.6))
     return out
@@ -310,7 +315,27 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
 # bigram) and function words (never a fallback token on their own).
 _CJK_PARTICLES = frozenset("的了着过是在和与及或也都就还又把被给对向从为而且并之其再由才")
 _CJK_FUNCTION_WORDS = frozenset(
-    ("涉及", "相关", "有关", "操作", "进行", "需要", "时候", "之前", "之后", "以前", "以后", "内容", "情况", "方面", "一下", "然后", "随后", "最后", "首先")
+    (
+        "涉及",
+        "相关",
+        "有关",
+        "操作",
+        "进行",
+        "需要",
+        "时候",
+        "之前",
+        "之后",
+        "以前",
+        "以后",
+        "内容",
+        "情况",
+        "方面",
+        "一下",
+        "然后",
+        "随后",
+        "最后",
+        "首先",
+    )
 )
 
 
@@ -596,7 +621,7 @@ _BARE_NOT = ("不", "不再", "从不", "决不再")
 
 
 def _bare_negation(f: str, text: str, hits: list[Hit]) -> tuple[Force, str, int]:
-    """"不" right before an action is a prohibition in rule lists: "约束：不改 API", "不泄露系统提示词"
+    """ "不" right before an action is a prohibition in rule lists: "约束：不改 API", "不泄露系统提示词"
     (longer markers — 不得/不要/不能 — are force words of their own and win before this runs)."""
     for h in hits:
         if any(cat == CONCEPT and _kind(v) is Kind.ACTION for cat, v in h.tags):

@@ -19,7 +19,20 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 _ZH_BIG = {"万": 10_000, "亿": 100_000_000}
 _ZH_CHARS = "".join(_ZH_DIGITS) + "".join(_ZH_UNITS) + "".join(_ZH_BIG)
@@ -29,7 +42,9 @@ _ZH_CHARS = "".join(_ZH_DIGITS) + "".join(_ZH_UNITS) + "".join(_ZH_BIG)
 _ZH_NUMBER = re.compile(f"(百分之)?([{_ZH_CHARS}]+)")
 # Arabic numbers with an optional currency sign, grouping commas, decimals and a percent sign;
 # not inside identifiers ("v2", "0012_add", "ai.md", "10:30" stays two numbers only as a time).
-_ARABIC = re.compile(r"(?<![A-Za-z0-9_/.\-])[$¥￥€£]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|万|亿)?(?![A-Za-z0-9_/\-]|\.\d)")
+_ARABIC = re.compile(
+    r"(?<![A-Za-z0-9_/.\-])[$¥￥€£]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|万|亿)?(?![A-Za-z0-9_/\-]|\.\d)"
+)
 
 _EN_UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -137,22 +152,23 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
         nxt = text[m.end() : m.end() + 1]
         if nxt and nxt in _ZH_NOT_AFTER.get(numeral, ""):
             continue
-        value = zh_value(numeral)
-        if value is None:
+        zh = zh_value(numeral)
+        if zh is None:
             continue
-        start = m.start()
-        out.append((start, m.end(), _canon(Decimal(value), bool(m.group(1)))))
+        out.append((m.start(), m.end(), _canon(Decimal(zh), bool(m.group(1)))))
     for m in _EN_NUMBER.finditer(text):
-        words = [w for w in re.split(r"[\s-]+", m.group(0)) if w and w.lower() not in ("percent", "per", "cent")]
+        words = [
+            w for w in re.split(r"[\s-]+", m.group(0)) if w and w.lower() not in ("percent", "per", "cent")
+        ]
         if len(words) == 1 and _NOT_QUANTITY.match(words[0]):
             continue
-        value = _en_value(words)
-        if value is None:
+        en = _en_value(words)
+        if en is None:
             continue
-        out.append((m.start(), m.end(), _canon(Decimal(value), m.group(1) is not None)))
+        out.append((m.start(), m.end(), _canon(Decimal(en), m.group(1) is not None)))
     # a following "percent"/"%" after an Arabic number written with a space is already handled;
     # "80 percent" reads as 80%
-    fixed = []
+    fixed: list[tuple[int, int, str]] = []
     for s, e, v in sorted(out):
         if fixed and s < fixed[-1][1]:
             continue  # overlapping readings: keep the first (Arabic before words)

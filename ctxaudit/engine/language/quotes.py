@@ -24,7 +24,8 @@ _MESSAGES_HEADING = re.compile(
 )
 _QUOTE = re.compile(r"“[^”\n]{1,600}”|\"[^\"\n]{1,600}\"|「[^」\n]{1,600}」|『[^』\n]{1,600}』")
 _REPORTING = re.compile(
-    r"(?:asked|said|says|wrote|typed|wondered|questioned|问过|问道|问|说过|说道|说|写道|提问|询问)\W{0,4}$", re.I
+    r"(?:asked|said|says|wrote|typed|wondered|questioned|问过|问道|问|说过|说道|说|写道|提问|询问)\W{0,4}$",
+    re.I,
 )
 _MAX_LINES = 200
 

@@ -5,9 +5,18 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ctxaudit.settings")
 
 app = Celery("ctxaudit")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_process_init.connect
+def _warm_engine(**_: object) -> None:
+    """Each worker process loads the tokenizer and the engine's tables before its first task."""
+    from ctxaudit.engine.warmup import warm_up
+
+    warm_up()

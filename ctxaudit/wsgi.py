@@ -6,3 +6,18 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ctxaudit.settings")
 application = get_wsgi_application()
+
+
+def _warm_up() -> None:
+    """What the first request would otherwise pay for (issue 13: first check ≤ 1.2 × a warm one):
+    the URL conf with every view module and the API schema, then the engine (the embedded default
+    checks events inside this process: tokenizer, lexicon, regexes; ctxaudit/engine/warmup.py)."""
+    from django.urls import get_resolver
+
+    from ctxaudit.engine.warmup import warm_up
+
+    get_resolver().url_patterns  # noqa: B018 - imports ctxaudit.urls and everything it names
+    warm_up()
+
+
+_warm_up()

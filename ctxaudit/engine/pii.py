@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import date
 
@@ -51,32 +52,46 @@ class PiiMatch:
 _NB = r"(?<![0-9A-Za-z])"  # not after an ASCII letter or digit
 _NA = r"(?![0-9A-Za-z])"  # not before one
 
-# (literal that must occur, pattern): the `in` test skips most regex scans on ordinary text.
+# (literal that must occur, pattern): the `in` test skips the scan on ordinary text. Each pattern
+# starts with its literal and checks the character before it afterwards ("sk-(?<![A-Za-z0-9]sk-)"
+# is "(?<![A-Za-z0-9])sk-" exactly): a pattern that starts with a lookbehind makes `re` try every
+# position, one that starts with a literal lets it skip ahead to the literal.
 _SECRET_RES = [
-    ("sk-", re.compile(r"(?<![A-Za-z0-9])sk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}")),
-    ("AKIA", re.compile(r"(?<![A-Za-z0-9])AKIA[0-9A-Z]{16}(?![0-9A-Z])")),
-    ("ASIA", re.compile(r"(?<![A-Za-z0-9])ASIA[0-9A-Z]{16}(?![0-9A-Z])")),
-    ("_", re.compile(r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,}")),
-    ("github_pat_", re.compile(r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{30,}")),
-    ("xox", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("cta_", re.compile(r"(?<![A-Za-z0-9])cta_[0-9a-f]{8}_[A-Za-z0-9_\-]{20,}")),
+    ("sk-", re.compile(r"sk-(?<![A-Za-z0-9]sk-)(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}")),
+    ("AKIA", re.compile(r"AKIA(?<![A-Za-z0-9]AKIA)[0-9A-Z]{16}(?![0-9A-Z])")),
+    ("ASIA", re.compile(r"ASIA(?<![A-Za-z0-9]ASIA)[0-9A-Z]{16}(?![0-9A-Z])")),
+    ("_", re.compile(r"gh(?<![A-Za-z0-9]gh)[pousr]_[A-Za-z0-9]{30,}")),
+    ("github_pat_", re.compile(r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{30,}")),
+    ("xox", re.compile(r"xox(?<![A-Za-z0-9]xox)[abposr]-[A-Za-z0-9\-]{10,}")),
+    ("cta_", re.compile(r"cta_(?<![A-Za-z0-9]cta_)[0-9a-f]{8}_[A-Za-z0-9_\-]{20,}")),
     (
         "eyJ",
-        re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+        re.compile(
+            r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
+        ),
     ),
 ]
 # Group 1 is the secret; the label stays readable ("Bearer [SECRET]", "password=[SECRET]").
+# (casefolded words one of which a match must contain, how far before that word a match can
+# start, pattern): every label alternative contains one of the words ("access_token" starts 7
+# before "token"), and re.I matches no character whose casefold lacks the letter (checked over
+# all of Unicode for these letters), so the gate never skips a match.
 _LABELLED_SECRET_RES = [
-    re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=\-]{12,})", re.I),
-    re.compile(
-        r"\b(?:api[_\-]?key|apikey|secret(?:[_\-]?key)?|access[_\-]?token|auth[_\-]?token|token|password|passwd|pwd)"
-        r"[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{6,})",
-        re.I,
+    (("bearer",), 0, re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=\-]{12,})", re.I)),
+    (
+        ("key", "secret", "token", "passw", "pwd"),
+        7,
+        re.compile(
+            r"\b(?:api[_\-]?key|apikey|secret(?:[_\-]?key)?|access[_\-]?token|auth[_\-]?token|token|password|passwd|pwd)"
+            r"[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{6,})",
+            re.I,
+        ),
     ),
 ]
 _EMAIL_RE = re.compile(
     r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
 )
+_EMAIL_LOCAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
 _CN_ID_RE = re.compile(_NB + r"\d{17}[0-9Xx]" + _NA)
 _CARD_RE = re.compile(_NB + r"[2-6]\d{3}(?:[ \-]?\d){9,15}" + _NA)
 _PHONE_RES = [
@@ -89,6 +104,19 @@ _PHONE_RES = [
     # NANP with separators: (212) 555-0100, 212-555-0100, 212.555.0100
     re.compile(_NB + r"(?:\(\d{3}\)\s?|\d{3}[\-. ])\d{3}[\-. ]\d{4}" + _NA),
 ]
+# Every character a resident ID, card or phone match can hold, and the ones a match starts with.
+# A "digit window" is a maximal run of those characters from a start character on; every digit
+# match lies inside one, and needs at least 7 digits (phones 7-15, cards 13-19, IDs 17+). So one
+# scan finds the windows and the six digit patterns run only inside the few that qualify: text
+# without long numbers costs that one scan. (Windows are searched with the character after them
+# included, so the patterns' own "not before a letter or digit" checks see what they always saw;
+# the characters before are seen anyway.)
+_DIGIT_WINDOW = re.compile(r"[\d+(][\dXx+\-.()\s]{6,}")
+# The same for ASCII text, spelled out: a category (\d, \s) costs `re` twice a plain set.
+_DIGIT_WINDOW_ASCII = re.compile("[0-9+(][0-9Xx+\\-.() \t\n\r\x0b\x0c\x1c-\x1f]{6,}")
+_MIN_DIGITS = 7
+_DIGIT_KINDS = [(2, "cn_id", _CN_ID_RE), (3, "card", _CARD_RE)] + [(4, "phone", rx) for rx in _PHONE_RES]
+_NOT_DIGIT = re.compile(r"\D+")
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
@@ -134,40 +162,80 @@ def _digits(s: str) -> str:
     return "".join(c for c in s if c.isdigit())
 
 
+def _digit_windows(text: str) -> list[tuple[int, int]]:
+    """[(start, end)] of the digit windows (see _DIGIT_WINDOW) holding at least 7 digits."""
+    rx = _DIGIT_WINDOW_ASCII if text.isascii() else _DIGIT_WINDOW
+    return [m.span() for m in rx.finditer(text) if len(_NOT_DIGIT.sub("", m.group())) >= _MIN_DIGITS]
+
+
+def _labelled_secrets(text: str) -> list[tuple[int, PiiMatch]]:
+    """Secrets after a label ("Bearer …", "password=…"): each pattern scans from a little before
+    the first occurrence of one of its words on (no match can start earlier)."""
+    folded = text.casefold()
+    # casefold never shortens a character, so equal lengths mean positions correspond.
+    same = len(folded) == len(text)
+    out: list[tuple[int, PiiMatch]] = []
+    for words, lead, rx in _LABELLED_SECRET_RES:
+        hits = [i for i in (folded.find(w) for w in words) if i >= 0]
+        if not hits:
+            continue
+        lo = max(0, min(hits) - lead) if same else 0
+        out += [(0, PiiMatch("secret", m.start(1), m.end(1))) for m in rx.finditer(text, lo)]
+    return out
+
+
+def _non_overlapping(found: list[tuple[int, PiiMatch]]) -> list[PiiMatch]:
+    """Keep matches in priority order when they overlap nothing kept so far; sorted by start."""
+    found.sort(key=lambda pm: (pm[0], -(pm[1].end - pm[1].start), pm[1].start))
+    starts: list[int] = []  # the kept matches, sorted by start (they never overlap each other)
+    kept: list[PiiMatch] = []
+    for _, m in found:
+        i = bisect_right(starts, m.start)
+        if i and kept[i - 1].end > m.start:
+            continue
+        if i < len(kept) and kept[i].start < m.end:
+            continue
+        starts.insert(i, m.start)
+        kept.insert(i, m)
+    return kept
+
+
 def find_pii(text: str, *, strict_region: bool = False) -> list[PiiMatch]:
     """Every PII/secret span in `text`, sorted, non-overlapping.
 
     Overlaps are resolved by kind priority (secret > email > cn_id > card > phone), then by
     length: a JWT containing digits is one [SECRET], an 18-digit ID is not also a [CARD].
+    Cost: one scan for digit windows plus substring tests; a pattern scans only where its
+    literal, "@" or a long enough number occurs (benchmarks/pii_bench.py prints the MB/s).
     """
     found: list[tuple[int, PiiMatch]] = []
     for literal, rx in _SECRET_RES:
         if literal not in text:
             continue
         found += [(0, PiiMatch("secret", m.start(), m.end())) for m in rx.finditer(text)]
-    for rx in _LABELLED_SECRET_RES:
-        found += [(0, PiiMatch("secret", m.start(1), m.end(1))) for m in rx.finditer(text)]
-    if "@" in text:
-        found += [(1, PiiMatch("email", m.start(), m.end())) for m in _EMAIL_RE.finditer(text)]
-    found += [
-        (2, PiiMatch("cn_id", m.start(), m.end()))
-        for m in _CN_ID_RE.finditer(text)
-        if is_cn_id(m.group(), strict_region=strict_region)
-    ]
-    for m in _CARD_RE.finditer(text):
-        d = _digits(m.group())
-        if 13 <= len(d) <= 19 and luhn_ok(d):
-            found.append((3, PiiMatch("card", m.start(), m.end())))
-    for rx in _PHONE_RES:
-        for m in rx.finditer(text):
-            if 7 <= len(_digits(m.group())) <= 15:
-                found.append((4, PiiMatch("phone", m.start(), m.end())))
-    found.sort(key=lambda pm: (pm[0], -(pm[1].end - pm[1].start), pm[1].start))
-    taken: list[PiiMatch] = []
-    for _, pm in found:
-        if all(pm.end <= t.start or pm.start >= t.end for t in taken):
-            taken.append(pm)
-    return sorted(taken, key=lambda t: t.start)
+    found += _labelled_secrets(text)
+    at = text.find("@")
+    if at >= 0:
+        # No e-mail starts before the run of local-part characters that ends at the first "@".
+        lo = at
+        while lo and text[lo - 1] in _EMAIL_LOCAL:
+            lo -= 1
+        found += [(1, PiiMatch("email", m.start(), m.end())) for m in _EMAIL_RE.finditer(text, lo)]
+    for ws, we in _digit_windows(text):
+        end = min(we + 1, len(text))
+        for prio, kind, rx in _DIGIT_KINDS:
+            for m in rx.finditer(text, ws, end):
+                g = m.group()
+                if kind == "cn_id":
+                    ok = is_cn_id(g, strict_region=strict_region)
+                elif kind == "card":
+                    d = _digits(g)
+                    ok = 13 <= len(d) <= 19 and luhn_ok(d)
+                else:
+                    ok = 7 <= len(_digits(g)) <= 15
+                if ok:
+                    found.append((prio, PiiMatch(kind, m.start(), m.end())))
+    return _non_overlapping(found)
 
 
 def pseudonym(kind: str, value: str, key: bytes) -> str:

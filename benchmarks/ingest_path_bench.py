@@ -1,0 +1,209 @@
+"""POST → checked on the embedded default, as a multiple of tiktoken's own time (issue 13).
+
+    DEBUG=true python benchmarks/ingest_path_bench.py [--tokens 200000] [--rules 50] [--events 4]
+
+The event is engine_bench's "mixed" pair (≈ --tokens cl100k tokens on each side, --rules rules,
+a third kept, a third weakened, a third dropped). Every POST goes through Django's test client to
+`POST /api/v1/events` of a project with PII redaction on (the default) and no broker, so the check
+runs in the request: the answer comes back when the event is `checked` (asserted). The events of
+one run share a session (sequence 1, 2, …), so each check also reads the rules in force from the
+earlier events, as a real session does.
+
+T_tok is tiktoken (cl100k_base) encoding every message of both contexts — what the engine's
+token count costs and cannot go below. It is measured right before each POST in the same
+process, before and after each POST (their mean is the reference), so a ratio compares two
+figures taken under the same machine load (2 shared cores). Both wall-clock and CPU time of
+this process are reported (CPU time is what a core gave us, less sensitive to the other
+processes on the machine); the median of the per-event ratios is the figure, their spread says
+how noisy the run was.
+
+"first check": a fresh Python process starts the app as a server or worker would (ctxaudit.wsgi,
+which warms the engine), then POSTs one event (rules this process never saw) and then the same
+event again in another session (now warm); first ÷ second is the cold-start cost that is left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def _setup(db_url: str) -> None:
+    os.environ.setdefault("DEBUG", "true")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ["DATABASE_URL"] = db_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ctxaudit.settings")
+    os.environ.pop("CELERY_BROKER_URL", None)
+    import ctxaudit.wsgi  # noqa: F401 - what a server process imports first (engine warm-up included)
+
+
+_PAIRS: dict[tuple[int, int], object] = {}
+
+
+def _body(tokens: int, n_rules: int, seed_rules: int, session: str, seq: int) -> tuple[bytes, list[list[str]]]:
+    """(request body, message texts of both sides for T_tok)."""
+    import random
+
+    import engine_bench
+
+    from ctxaudit.engine.formats import context_to_json
+
+    if (tokens, n_rules) not in _PAIRS:
+        _PAIRS[tokens, n_rules] = engine_bench.make_event("mixed", tokens, n_rules)[0]
+    pair = _PAIRS[tokens, n_rules]
+    # Other rule texts per process/seed, so the "first check" really meets rules it never compiled.
+    rules = engine_bench.make_rules(n_rules, random.Random(seed_rules))
+    body = {
+        "session_id": session,
+        "sequence": seq,
+        "strategy": "summary",
+        "before": context_to_json(pair.before),
+        "after": context_to_json(pair.after),
+        "rules": [{"id": r.id, "text": r.text} for r in rules],
+    }
+    texts = [[m.content for m in pair.before.messages], [m.content for m in pair.after.messages]]
+    return json.dumps(body, ensure_ascii=False).encode(), texts
+
+
+def _t_tok(texts: list[list[str]]) -> tuple[float, float]:
+    """(wall, CPU) seconds of encoding every message once."""
+    from ctxaudit.engine.tokens import default_counter
+
+    counter = default_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
+    for side in texts:
+        for t in side:
+            counter.count(t)
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def _poster(key: str):  # type: ignore[no-untyped-def]
+    from django.conf import settings
+    from django.test import Client
+
+    from ctxaudit.ingest.models import Event
+
+    settings.ALLOWED_HOSTS = ["testserver"]
+    client = Client()
+
+    def post(body: bytes) -> tuple[float, float]:
+        """(wall, CPU) seconds of one POST; the event is checked when it answers."""
+        t0, c0 = time.perf_counter(), time.process_time()
+        r = client.post(
+            "/api/v1/events", data=body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}"
+        )
+        dt = time.perf_counter() - t0, time.process_time() - c0
+        assert r.status_code == 202, r.content[:300]
+        ev = Event.objects.get(pk=r.json()["id"])
+        assert ev.status == Event.Status.CHECKED, (ev.status, ev.error)
+        return dt
+
+    return post
+
+
+def child_first(args: argparse.Namespace) -> None:
+    """In a fresh process: one cold POST, then a warm one; prints a JSON line."""
+    t0 = time.perf_counter()
+    _setup(args.db)
+    startup = time.perf_counter() - t0
+    body1, texts = _body(args.tokens, args.rules, 1000 + os.getpid(), f"first-{os.getpid()}", 1)
+    body2, _ = _body(args.tokens, args.rules, 1000 + os.getpid(), f"second-{os.getpid()}", 1)
+    post = _poster(args.key)
+    first = post(body1)
+    tok = _t_tok(texts)
+    second = post(body2)
+    print(json.dumps({"startup": startup, "first": first, "second": second, "t_tok": tok}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tokens", type=int, default=200_000)
+    ap.add_argument("--rules", type=int, default=50)
+    ap.add_argument("--events", type=int, default=4, help="warm POSTs in one session (default 4)")
+    ap.add_argument("--first", type=int, default=2, help="fresh processes for the first-check figure")
+    ap.add_argument("--child-first", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--db", help=argparse.SUPPRESS)
+    ap.add_argument("--key", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child_first:
+        child_first(args)
+        return
+
+    tmp = tempfile.TemporaryDirectory()
+    db = os.environ.get("DATABASE_URL") or f"sqlite:///{tmp.name}/bench.sqlite3"
+    _setup(db)
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from ctxaudit.projects.services import api_key_create
+
+    call_command("migrate", verbosity=0)
+    _, key = api_key_create(project_name=f"path-bench-{os.getpid()}")
+    engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+
+    post = _poster(key)
+    warm_body, texts = _body(args.tokens, args.rules, 7, "warm-up", 1)
+    post(warm_body)  # imports, first queries
+    n_chars = sum(len(t) for side in texts for t in side)
+    print(
+        f"pair: {n_chars:,} characters, body {len(warm_body) / 2**20:.1f} MiB, {args.rules} rules; "
+        f"database {engine}; PII redaction on; embedded default (check in the request)"
+    )
+    walls, cpus = [], []
+    for i in range(args.events):
+        body, texts = _body(args.tokens, args.rules, 7, "session", i + 1)
+        tok_a = _t_tok(texts)
+        dt = post(body)
+        tok_b = _t_tok(texts)
+        # T_tok before and after the POST, averaged: the reference sees the same machine load.
+        walls.append((dt[0], (tok_a[0] + tok_b[0]) / 2))
+        cpus.append((dt[1], (tok_a[1] + tok_b[1]) / 2))
+    for label, pairs in (("wall", walls), ("CPU", cpus)):
+        ratios = [p / t for p, t in pairs]
+        print(
+            f"warm POST→checked ({label}): median {statistics.median(p for p, _ in pairs) * 1000:.0f} ms, "
+            f"T_tok median {statistics.median(t for _, t in pairs) * 1000:.0f} ms → ratio median "
+            f"{statistics.median(ratios):.2f}× (per event {', '.join(f'{r:.2f}' for r in ratios)}; goal ≤ 3×)"
+        )
+
+    firsts = []
+    for _ in range(args.first):
+        out = subprocess.run(  # noqa: S603 - this script, fixed arguments
+            [sys.executable, __file__, "--child-first", "--db", db, "--key", key]
+            + ["--tokens", str(args.tokens), "--rules", str(args.rules)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ},
+        )
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        firsts.append(r)
+    if firsts:
+        for label, k in (("wall", 0), ("CPU", 1)):
+            rs = [r["first"][k] / r["second"][k] for r in firsts]
+            print(
+                f"first check in a fresh process ({label}): "
+                + "; ".join(
+                    f"startup {r['startup']:.2f} s, first {r['first'][k] * 1000:.0f} ms, second "
+                    f"{r['second'][k] * 1000:.0f} ms ({r['first'][k] / r['t_tok'][k]:.2f}× / "
+                    f"{r['second'][k] / r['t_tok'][k]:.2f}× T_tok)"
+                    for r in firsts
+                )
+                + f" → first ÷ warm median {statistics.median(rs):.2f}× (goal ≤ 1.2×)"
+            )
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+
+
+if __name__ == "__main__":
+    main()

@@ -51,7 +51,9 @@ def _setup(db_url: str) -> None:
 _PAIRS: dict[tuple[int, int], object] = {}
 
 
-def _body(tokens: int, n_rules: int, seed_rules: int, session: str, seq: int) -> tuple[bytes, list[list[str]]]:
+def _body(
+    tokens: int, n_rules: int, seed_rules: int, session: str, seq: int
+) -> tuple[bytes, list[list[str]]]:
     """(request body, message texts of both sides for T_tok)."""
     import random
 
@@ -202,7 +204,9 @@ def main() -> None:
                 )
                 + f" → first ÷ warm median {statistics.median(rs):.2f}× (goal ≤ 1.2×)"
             )
-    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    print(
+        f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores"
+    )
 
 
 if __name__ == "__main__":

@@ -66,9 +66,7 @@ _SECRET_RES = [
     ("cta_", re.compile(r"cta_(?<![A-Za-z0-9]cta_)[0-9a-f]{8}_[A-Za-z0-9_\-]{20,}")),
     (
         "eyJ",
-        re.compile(
-            r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
-        ),
+        re.compile(r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     ),
 ]
 # Group 1 is the secret; the label stays readable ("Bearer [SECRET]", "password=[SECRET]").

@@ -35,20 +35,28 @@ def test_rules_in_force_reads_no_earlier_context(project) -> None:
 
 
 @pytest.mark.django_db
-def test_a_check_writes_results_without_rewriting_the_contexts(project, django_capture_on_commit_callbacks) -> None:
+def test_a_check_writes_results_without_rewriting_the_contexts(
+    project, django_capture_on_commit_callbacks
+) -> None:
     ev = Event.objects.get(pk=event().pk)
     Event.objects.filter(pk=ev.pk).update(status=Event.Status.PENDING, report=None, verdict=None)
     with CaptureQueriesContext(connection) as q:
         checked = event_check(event_id=ev.pk)
     assert checked is not None and checked.status == "checked" and checked.report["rules"]
-    updates = [x["sql"] for x in q.captured_queries if x["sql"].startswith("UPDATE") and "ingest_event" in x["sql"]]
+    updates = [
+        x["sql"] for x in q.captured_queries if x["sql"].startswith("UPDATE") and "ingest_event" in x["sql"]
+    ]
     assert len(updates) == 2  # attempts + 1, then the results
     assert all('"before" =' not in u and '"after" =' not in u for u in updates), updates
     stored = Event.objects.get(pk=ev.pk)
     assert (stored.status, stored.verdict, stored.attempts) == ("checked", checked.verdict, 1)
     assert stored.before == ev.before and json.dumps(stored.report) == json.dumps(checked.report)
     # the event's contexts were read from the database once
-    reads = [x["sql"] for x in q.captured_queries if x["sql"].startswith("SELECT") and '"ingest_event"."before"' in x["sql"]]
+    reads = [
+        x["sql"]
+        for x in q.captured_queries
+        if x["sql"].startswith("SELECT") and '"ingest_event"."before"' in x["sql"]
+    ]
     assert len(reads) == 1
 
 

@@ -14,9 +14,11 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-@worker_process_init.connect
 def _warm_engine(**_: object) -> None:
     """Each worker process loads the tokenizer and the engine's tables before its first task."""
     from ctxaudit.engine.warmup import warm_up
 
     warm_up()
+
+
+worker_process_init.connect(_warm_engine, weak=False)

@@ -77,9 +77,33 @@ def test_every_ci_floor_names_a_check_or_kind_that_is_scored(shared_dir: Path) -
     assert set(ev.kinds) <= set(kinds), set(ev.kinds) - set(kinds)
 
 
-def test_it_has_a_corpus_of_at_least_60_cases_in_both_languages_and_every_strategy() -> None:
+BUG_KINDS = {
+    "retention_loss",
+    "decay_over_repeated_compactions",
+    "drift",
+    "claim_promotion",
+    "hierarchy_change",
+    "truncation_of_system_message",
+    "other:stale_instruction_reinserted",
+}
+
+
+def _naive_flags(case: Case) -> bool:
+    """The seed's substring check (§4.4 check_rules_retained): some rule text is not in the
+    after-context verbatim (whitespace aside)."""
+    after = " ".join(case.pair.after.text().split())
+    return any(" ".join(r.text.split()) not in after for r in case.pair.rules)
+
+
+def _verdicts(case: Case) -> list[str]:
+    v = case.expected.get("verdict")
+    return [v] if isinstance(v, str) else list(v or ["(none)"])
+
+
+def test_the_corpus_has_250_cases_40_percent_chinese_30_percent_controls_a_naive_check_fails() -> None:
+    """Issue 12 "Measured accuracy": the shape of tests/cases/ (see its README)."""
     cases, _ = load([CASES])
-    assert len(cases) >= 60
+    assert len(cases) >= 250
     assert len({c.id for c in cases}) == len(cases)
     strategies = {c.pair.strategy for c in cases}
     assert strategies >= {
@@ -91,10 +115,17 @@ def test_it_has_a_corpus_of_at_least_60_cases_in_both_languages_and_every_strate
         "role_separated",
     }
     chinese = [c for c in cases if re.search(r"[\u4e00-\u9fff]", c.pair.before.text())]
-    assert 20 <= len(chinese) <= len(cases) - 20
-    negatives = [c for c in cases if c.expected.get("verdict") == "pass"]
-    assert len(negatives) >= 20
+    assert len(chinese) >= 0.4 * len(cases)
+    controls = [c for c in cases if c.kind == "faithful_control"]
+    # A faithful control passes (or, with no rule left in force, is no_rules): never fail.
+    not_passing = [c.id for c in controls if not {"pass", "no_rules"} >= set(_verdicts(c))]
+    assert not_passing == []
+    naive_wrong = [c for c in controls if c.pair.rules and _naive_flags(c)]
+    assert len(naive_wrong) >= 0.3 * len(cases)
+    # Every case names its kind, and every kind of the shared bug cases has blind cases.
     assert [c.id for c in cases if c.kind == "unlabelled"] == []
+    blind = {c.kind for c in cases if c.origin.startswith("blind_")}
+    assert blind >= BUG_KINDS | {"faithful_control"}
 
 
 def test_it_names_the_disagreeing_cases_and_exits_non_zero_under_the_threshold(tmp_path: Path) -> None:

@@ -85,7 +85,7 @@ class _Thread:
         self.sequence = 0
 
 
-class CtxauditMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+class CtxauditMiddleware(AgentMiddleware):  # type: ignore[misc]  # langchain is Any to mypy (pyproject)
     """Posts each summarization's before and after to ctxaudit.
 
     client: a ctxaudit.client.Client; session_id: the event's session (default: the run's

@@ -6,7 +6,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -14,12 +14,13 @@ from django.utils import timezone
 
 from ctxaudit.engine.formats import ContextFormatError, context_to_json, parse_context
 from ctxaudit.engine.rules import extract_rules
-from ctxaudit.engine.transcripts import TranscriptError, read_transcript
+from ctxaudit.engine.transcripts import READERS, TranscriptError, read_transcript
 from ctxaudit.engine.transcripts.events import compaction_event, session_id_for
 from ctxaudit.ingest.models import Event, Session, SessionRule
 from ctxaudit.ingest.sanitize import event_spec_sanitize, pii_key_for
 from ctxaudit.ingest.schemas import EventIn
 from ctxaudit.projects.models import Project
+from ctxaudit.projects.rulesets import rule_set_merge, rules_from_instruction_file
 
 logger = logging.getLogger(__name__)
 
@@ -50,15 +51,48 @@ def _replay_of(project: Project, key: str, fingerprint: str) -> Event | None:
     return existing
 
 
+def _squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _mark_reinjected(rules: list[dict[str, Any]], after: Any, source_format: Any) -> None:
+    """Say, per rule, whether the agent tool re-injected it from its file after the compaction
+    (so the summary did not have to keep it): `rule["reinjected_from"]` = the file, or "" when
+    it was not. Only for events from a transcript reader (metadata "source_format"): the rule's
+    text is in an instruction-file message of the after context, or its file is one that tool
+    reads again after every compaction (Reader.reloads: CLAUDE.md for Claude Code, AGENTS.md for
+    Codex). Computed here, from the body alone, so a hook's post and an import agree."""
+    reader = READERS.get(source_format) if isinstance(source_format, str) else None
+    if reader is None:
+        return
+    injected = [_squash(m.content) for m in after.messages if m.kind == "instructions"]
+    for r in rules:
+        file = r.get("file") or ""
+        if injected and any(_squash(r["text"]) in text for text in injected):
+            r["reinjected_from"] = file or "instructions in the context after"
+        elif file and PurePath(file).name in reader.reloads:
+            r["reinjected_from"] = file
+        else:
+            r["reinjected_from"] = ""
+
+
 def _own_rules(project: Project, spec: EventIn, before: Any) -> tuple[list[dict[str, Any]], str]:
     if spec.rules:
         return [
             {"id": r.id, "text": r.text, "severity": r.severity, "source": "event"} for r in spec.rules
         ], "event"
-    project_rules = list(project.rules.values("rule_id", "text", "severity"))
+    project_rules = list(project.rules.values("rule_id", "text", "severity", "source_file", "version"))
     if project_rules:
+        # The rule set version in force when the event was received is kept with each rule.
         return [
-            {"id": r["rule_id"], "text": r["text"], "severity": r["severity"], "source": "project"}
+            {
+                "id": r["rule_id"],
+                "text": r["text"],
+                "severity": r["severity"],
+                "source": "project",
+                "file": r["source_file"],
+                "rule_set_version": r["version"],
+            }
             for r in project_rules
         ], "project"
     # readable ids stay unique and stable across the session: pass the session's rules so far
@@ -93,6 +127,7 @@ def event_ingest(
     before = parse_context(spec.before, format=spec.format, field="before")
     after = parse_context(spec.after, format=spec.format, field="after")
     rules, rules_source = _own_rules(project, spec, before)
+    _mark_reinjected(rules, after, spec.metadata.get("source_format") if spec.metadata else None)
     try:
         with transaction.atomic():
             session, _ = Session.objects.get_or_create(project=project, external_id=spec.session_id)
@@ -168,7 +203,10 @@ def events_requeue_pending(*, older_than_seconds: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptImport:
-    """What importing one transcript file did: events created, and events already there."""
+    """What importing one transcript file did: events created, and events already there.
+
+    notes: what the reader said about the file; instruction_files: the ones it found;
+    rules_version: the project rule set version they made (None: no change)."""
 
     path: str
     format: str
@@ -176,6 +214,9 @@ class TranscriptImport:
     compactions: int
     created: int
     existing: int
+    notes: tuple[str, ...] = ()
+    instruction_files: tuple[str, ...] = ()
+    rules_version: int | None = None
 
 
 def transcript_import(*, project: Project, path: str | Path, format: str = "auto") -> TranscriptImport:
@@ -184,12 +225,27 @@ def transcript_import(*, project: Project, path: str | Path, format: str = "auto
     Events get sequence 1, 2, … in session order, strategy "summary", the transcript's time and
     model when it has them, and an Idempotency-Key made of the file name, session id and
     compaction number, so importing the same file again adds nothing (and a longer copy of a
-    growing session adds only its new compactions). Raises engine TranscriptError naming the
-    file and line when the file cannot be read.
+    growing session adds only its new compactions). The instruction files the reader finds
+    (AGENTS.md, GEMINI.md, repository instructions, memory blocks) join the project's rule set
+    (a new version when they add rules); the events are then checked against that set, each
+    rule saying whether the tool re-injected it from its file (see _mark_reinjected). Raises engine TranscriptError (UnknownFormat when no reader
+    recognises the file) naming the file and line when it cannot be read.
     """
     p = Path(path)
     transcript = read_transcript(p, format=format)
     session_id = session_id_for(transcript, p)
+    version = None
+    if transcript.instructions:
+        specs = [
+            r for ins in transcript.instructions for r in rules_from_instruction_file(ins.text, file=ins.source)
+        ]
+        version = rule_set_merge(
+            project=project,
+            rules=specs,
+            source="import_transcripts",
+            actor=f"import_transcripts {p.name}"[:150],
+            files=[ins.source for ins in transcript.instructions],
+        )
     created = existing = 0
     for c in transcript.compactions:
         key, body = compaction_event(transcript, c, p)
@@ -201,7 +257,15 @@ def transcript_import(*, project: Project, path: str | Path, format: str = "auto
         created += was_created
         existing += not was_created
     return TranscriptImport(
-        str(p), transcript.format, session_id, len(transcript.compactions), created, existing
+        str(p),
+        transcript.format,
+        session_id,
+        len(transcript.compactions),
+        created,
+        existing,
+        notes=transcript.notes,
+        instruction_files=tuple(ins.source for ins in transcript.instructions),
+        rules_version=version.number if version else None,
     )
 
 

@@ -47,7 +47,8 @@ class Membership(models.Model):
 class ApiKey(models.Model):
     """A per-project key. Only its SHA-256 is stored; `prefix` is the visible part used for lookup."""
 
-    SCOPES = ("ingest", "read")
+    # "admin": may replace the project's rule set (PUT /api/v1/rules).
+    SCOPES = ("ingest", "read", "admin")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100, blank=True)
@@ -77,13 +78,51 @@ class ApiKey(models.Model):
         return self.revoked_at is None
 
 
+class RuleSetVersion(models.Model):
+    """One version of a project's rule set: who set it, when, how and from which files.
+
+    `rules` is the full set of that version ([{"id", "text", "severity", "file"}]); the current
+    version's rules are also the project's ProjectRule rows. Written by projects.rulesets only.
+    """
+
+    class Source(models.TextChoices):
+        IMPORT_RULES = "import_rules", "manage.py import_rules"
+        IMPORT_TRANSCRIPTS = "import_transcripts", "instruction files found by import_transcripts"
+        API = "api", "PUT /api/v1/rules"
+        UI = "ui", "edited on the rules page"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="rule_set_versions")
+    number = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Readable after the user or key is gone: a username, "key cta_<prefix>" or "manage.py".
+    actor = models.CharField(max_length=150, blank=True)
+    source = models.CharField(max_length=30, choices=Source.choices)
+    files = models.JSONField(default=list)
+    rules = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "number"], name="rule_set_version_unique")
+        ]
+        ordering = ["-number"]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} rules v{self.number}"
+
+
 class ProjectRule(models.Model):
-    """A rule of the project's rule set (used when an event carries no rules)."""
+    """A rule of the project's current rule set (used when an event carries no rules)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="rules")
     rule_id = models.CharField(max_length=100)
     text = models.TextField()
     severity = models.CharField(max_length=10, default="high")
+    # The instruction file the rule was read from ("" when typed in), and the version it is in.
+    source_file = models.CharField(max_length=300, blank=True)
+    version = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "rule_id"], name="project_rule_unique")]

@@ -247,7 +247,8 @@ def test_it_rejects_markdown_without_turns() -> None:
 
 
 def test_it_detects_formats() -> None:
-    assert detect_format("a.jsonl", "") == "claude-jsonl"
+    # An empty .jsonl is no known format: the importer must say so, not report 0 compactions.
+    assert detect_format("a.jsonl", "") is None
     assert detect_format("a.md", MD) == "claude-md"
     assert detect_format("README.md", "# Readme") is None
     assert detect_format("session.log", '{"type": "user"}') == "claude-jsonl"

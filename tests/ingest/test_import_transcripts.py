@@ -140,8 +140,9 @@ def test_it_names_the_file_and_line_of_a_bad_file(tmp_path) -> None:
 def test_it_rejects_an_unknown_file_type(tmp_path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("hello\n", encoding="utf-8")
-    with pytest.raises(CommandError, match=r"notes\.txt: not a transcript format"):
+    with pytest.raises(CommandError, match=r"notes\.txt; known formats: codex, ") as exc:
         _import(path)
+    assert exc.value.returncode == 2
 
 
 def test_it_imports_every_real_transcript(shared_dir, django_capture_on_commit_callbacks) -> None:

@@ -4,101 +4,121 @@ A transcript is one agent session as its tool logged or exported it. `read_trans
 a `Transcript` whose `compactions` are in session order; each holds the context the model saw
 just before the compaction (`before`: everything since the previous compaction, the previous
 summary included) and just after it (`after`: the summary, `Message.kind == "compact_summary"`,
-then any messages the tool kept verbatim, `kind == "preserved"`).
+then any messages the tool kept verbatim, `kind == "preserved"`). Instruction files the session
+shows (AGENTS.md, GEMINI.md, repository instructions, memory blocks) are `Transcript.instructions`.
 
-Supported formats (`FORMATS`):
-- "claude-jsonl": Claude Code session logs (`~/.claude/projects/*/<session>.jsonl`), see
-  `claude_jsonl.py`;
-- "claude-md": Claude Code sessions exported to Markdown by claude-chat-manager, see
-  `claude_md.py`.
-
-Adding a format: write a module with `parse(text: str, *, name: str) -> Transcript`, register it
-in `PARSERS`, and teach `detect_format` its extension or a content sniff.
+The readers are a registry (`READERS`, format name → `Reader`), one module each; every module
+cites the tool's source it was built from. Adding a format: write a module that defines
+`READER = Reader(name, label, extensions, sniff, parse)` and add it to `_MODULES` below.
+Order matters only for sniffing: the first reader whose `sniff` accepts a file reads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from ctxaudit.engine.transcripts import claude_jsonl, claude_md
-from ctxaudit.engine.transcripts.types import Compaction, Transcript, TranscriptError
+from ctxaudit.engine.transcripts import (
+    claude_jsonl,
+    claude_md,
+    codex,
+    gemini,
+    langchain,
+    letta,
+    openhands,
+)
+from ctxaudit.engine.transcripts.types import (
+    Compaction,
+    Instruction,
+    Reader,
+    Transcript,
+    TranscriptError,
+    UnknownFormat,
+)
 
 __all__ = [
     "FORMATS",
-    "PARSERS",
+    "READERS",
     "Compaction",
+    "Instruction",
+    "Reader",
     "Transcript",
     "TranscriptError",
+    "UnknownFormat",
     "detect_format",
+    "formats_help",
     "parse_transcript",
     "read_transcript",
     "transcript_files",
 ]
 
-PARSERS: dict[str, Callable[..., Transcript]] = {
-    "claude-jsonl": claude_jsonl.parse,
-    "claude-md": claude_md.parse,
-}
-FORMATS = ("auto", *PARSERS)
+# Most specific sniff first: Claude Code's loose "type: user" test comes after the formats
+# whose records carry a distinctive key.
+_MODULES = (codex, gemini, openhands, letta, langchain, claude_jsonl, claude_md)
 
-_EXTENSIONS = {".jsonl": "claude-jsonl", ".md": "claude-md", ".markdown": "claude-md"}
+READERS: dict[str, Reader] = {m.READER.name: m.READER for m in _MODULES}
+FORMATS = ("auto", *READERS)
+
+
+def formats_help() -> str:
+    """One line per format: "name: label" (for `--help` and error messages)."""
+    return "; ".join(f"{r.name}: {r.label}" for r in READERS.values())
 
 
 def detect_format(name: str, text: str) -> str | None:
-    """The format of a file from its extension, else from its content; None when unknown.
-
-    A Markdown file counts as "claude-md" only when it holds a claude-chat-manager user marker
-    (so a folder's README.md is not mistaken for a transcript).
+    """The format of a file from its content, tried first by the readers that claim its suffix,
+    then by every reader (a Codex rollout renamed .log is still one); None when none accepts it.
     """
     suffix = Path(name).suffix.lower()
-    fmt = _EXTENSIONS.get(suffix)
-    if fmt == "claude-md":
-        return fmt if claude_md.USER_MARKER in text else None
-    if fmt:
-        return fmt
-    head = text.lstrip()[:1]
-    if head == "{":
-        return "claude-jsonl"
-    if claude_md.USER_MARKER in text:
-        return "claude-md"
+    claiming = [r for r in READERS.values() if suffix in r.extensions]
+    others = [r for r in READERS.values() if r not in claiming]
+    for reader in (*claiming, *others):
+        if reader.sniff(name, text):
+            return reader.name
     return None
+
+
+def _unknown(name: str) -> UnknownFormat:
+    return UnknownFormat(
+        name, None, f"not a transcript format ctxaudit reads; known formats: {', '.join(READERS)}"
+    )
 
 
 def parse_transcript(text: str, *, name: str, format: str = "auto") -> Transcript:
     """Parse one transcript's text. `name` (the file name) is used in errors and as fallback
-    session id. Raises TranscriptError (with `name` and a 1-based `line`) on unreadable input."""
+    session id. Raises TranscriptError (with `name` and a 1-based `line`) on unreadable input,
+    and naming the known formats when no reader recognises the file."""
     if format not in FORMATS:
         raise TranscriptError(name, None, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     fmt = detect_format(name, text) if format == "auto" else format
     if fmt is None:
-        raise TranscriptError(
-            name, None, "not a transcript format ctxaudit reads (Claude Code .jsonl, claude-chat-manager .md)"
-        )
-    return PARSERS[fmt](text, name=name)
+        raise _unknown(name)
+    return READERS[fmt].parse(text, name=name)
 
 
-def read_transcript(path: str | Path, *, format: str = "auto") -> Transcript:
-    """Read and parse one file (UTF-8). Raises TranscriptError naming the file and line."""
-    p = Path(path)
+def _read_text(p: Path) -> str:
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise TranscriptError(str(p), None, f"cannot read: {exc.strerror or exc}") from exc
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise TranscriptError(str(p), line, "not valid UTF-8") from exc
-    return parse_transcript(text, name=str(p), format=format)
+
+
+def read_transcript(path: str | Path, *, format: str = "auto") -> Transcript:
+    """Read and parse one file (UTF-8). Raises TranscriptError naming the file and line."""
+    p = Path(path)
+    return parse_transcript(_read_text(p), name=str(p), format=format)
 
 
 def transcript_files(paths: list[str | Path]) -> tuple[list[Path], list[Path]]:
     """Expand files and folders into (transcript files, skipped files), sorted by path.
 
     A file named explicitly is always returned (parsing it says whether it is readable); inside
-    a folder (searched recursively), only .jsonl files and Markdown files carrying the
-    claude-chat-manager user marker are taken, the rest are returned as skipped.
+    a folder (searched recursively), only files some reader recognises are taken, the rest are
+    returned as skipped.
     """
     files: list[Path] = []
     skipped: list[Path] = []
@@ -110,16 +130,9 @@ def transcript_files(paths: list[str | Path]) -> tuple[list[Path], list[Path]]:
         for child in sorted(p.rglob("*")):
             if not child.is_file():
                 continue
-            suffix = child.suffix.lower()
-            if suffix == ".jsonl" or suffix in (".md", ".markdown") and _has_marker(child):
-                files.append(child)
-            else:
-                skipped.append(child)
+            try:
+                known = detect_format(child.name, _read_text(child)) is not None
+            except TranscriptError:
+                known = False
+            (files if known else skipped).append(child)
     return files, skipped
-
-
-def _has_marker(path: Path) -> bool:
-    try:
-        return claude_md.USER_MARKER.encode() in path.read_bytes()
-    except OSError:
-        return False

@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit.engine.formats import ContextFormatError, parse_context
-from ctxaudit.engine.transcripts.types import Compaction, Transcript, TranscriptError
+from ctxaudit.engine.transcripts.sniff import jsonl_head
+from ctxaudit.engine.transcripts.types import Compaction, Reader, Transcript, TranscriptError
 from ctxaudit.engine.types import Context, Message
 
 FORMAT = "claude-jsonl"
+_ENTRY_TYPES = frozenset({"user", "assistant", "system", "summary"})
 SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 
 
@@ -353,3 +355,22 @@ def parse(text: str, *, name: str) -> Transcript:
             )
         )
     return Transcript(format=FORMAT, session_id=session_id or Path(name).stem, compactions=tuple(compactions))
+
+
+def sniff(name: str, text: str) -> bool:
+    """Claude Code entries: JSON lines typed user/assistant/system/summary, without the
+    `payload` envelope of Codex rollouts."""
+    head = jsonl_head(text)
+    return any(e.get("type") in _ENTRY_TYPES and "payload" not in e for e in head)
+
+
+# Claude Code reads CLAUDE.md into every context it builds, so after a compaction too
+# (https://docs.anthropic.com/en/docs/claude-code/memory).
+READER = Reader(
+    name=FORMAT,
+    label="Claude Code session logs (~/.claude/projects/*/<session>.jsonl)",
+    extensions=(".jsonl",),
+    sniff=sniff,
+    parse=parse,
+    reloads=("CLAUDE.md", "CLAUDE.local.md"),
+)

@@ -20,7 +20,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ctxaudit.engine.transcripts.types import Compaction, Transcript, TranscriptError
+from ctxaudit.engine.transcripts.types import Compaction, Reader, Transcript, TranscriptError
 from ctxaudit.engine.types import Context, Message
 
 FORMAT = "claude-md"
@@ -160,3 +160,18 @@ def parse(text: str, *, name: str) -> Transcript:
     return Transcript(
         format=FORMAT, session_id=Path(name).stem, compactions=tuple(compactions), occurred_at=generated
     )
+
+
+def sniff(name: str, text: str) -> bool:
+    """A claude-chat-manager export holds its user marker (a README.md does not)."""
+    return USER_MARKER in text
+
+
+READER = Reader(
+    name=FORMAT,
+    label="Claude Code sessions exported to Markdown by claude-chat-manager (.md)",
+    extensions=(".md", ".markdown"),
+    sniff=sniff,
+    parse=parse,
+    reloads=("CLAUDE.md", "CLAUDE.local.md"),
+)

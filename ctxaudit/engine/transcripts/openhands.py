@@ -1,0 +1,186 @@
+"""OpenHands event streams and trajectories (a JSON array of events, or one event a line).
+
+Built from All-Hands-AI/OpenHands @ 156d0686c46aafb0fa9d291da6421fb6f64dddc0 (read, not copied):
+- openhands/events/serialization/event.py: `event_to_dict` writes `id`, `timestamp`, `source`,
+  `message`, then for an action `action` + `args`, for an observation `observation` +
+  `content` + `extras` (and `cause`); trajectories (`save_trajectory_path`, core/main.py) are a
+  JSON list of those dicts.
+- openhands/events/action/agent.py: `CondensationAction` (`action: "condensation"`) with
+  `forgotten_event_ids` or `forgotten_events_start_id`..`forgotten_events_end_id`, and an
+  optional `summary` + `summary_offset`; `CondensationRequestAction` (`condensation_request`).
+- openhands/memory/view.py: `View.from_events`: the events the LLM sees are all events minus
+  every forgotten id (and the condensation actions themselves), with the most recent summary
+  inserted at its offset as an `AgentCondensationObservation`.
+- openhands/events/observation/agent.py: `RecallObservation` (`observation: "recall"`) carries
+  the workspace context: `repo_instructions` (the repository's .openhands/microagents/repo.md
+  or AGENTS.md), `additional_agent_instructions` and triggered `microagent_knowledge`.
+
+So for each condensation action: before = the view of the events before it, after = the view
+including it. Actions render as tool calls, observations as tool output, `system` as the
+system prompt, `message` as user/assistant text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxaudit.engine.transcripts.jsonutil import call_text, load_json, load_jsonl, parse_time
+from ctxaudit.engine.transcripts.sniff import jsonl_head, whole_json
+from ctxaudit.engine.transcripts.types import Compaction, Instruction, Reader, Transcript, TranscriptError
+from ctxaudit.engine.types import Context, Message
+
+FORMAT = "openhands"
+_HIDDEN_ACTIONS = frozenset({"condensation", "condensation_request", "change_agent_state", "recall", "null", "pause", "resume", "stop"})
+_HIDDEN_OBSERVATIONS = frozenset({"agent_state_changed", "null", "user_rejected"})
+_ARG_NOISE = frozenset({"thought", "security_risk", "confirmation_state", "hidden", "blocking", "is_input", "impl_source", "wait_for_response", "image_urls", "file_urls", "is_static", "cwd", "timeout"})
+
+
+def _is_event(e: Any) -> bool:
+    return isinstance(e, dict) and ("action" in e or "observation" in e) and ("args" in e or "extras" in e or "content" in e)
+
+
+def sniff(name: str, text: str) -> bool:
+    """Serialized OpenHands events: objects with `action` + `args` or `observation` + `extras`."""
+    data = whole_json(text)
+    if isinstance(data, list):
+        return any(_is_event(e) for e in data[:20])
+    if isinstance(data, dict):
+        return _is_event(data) or any(_is_event(e) for e in (data.get("history") or data.get("events") or [])[:20] if isinstance(data.get("history") or data.get("events"), list))
+    return any(_is_event(e) for e in jsonl_head(text))
+
+
+def _events(text: str, name: str) -> list[tuple[int, dict[str, Any]]]:
+    """(position used as line, event). A JSON array is numbered by index + 1; JSONL by line."""
+    data = whole_json(text)
+    if data is None and text.lstrip().startswith("["):
+        data = load_json(text, name)  # raises with the line of the syntax error
+    if isinstance(data, dict) and not _is_event(data):
+        data = data.get("history") or data.get("events")
+    if isinstance(data, list):
+        return [(i + 1, e) for i, e in enumerate(data) if isinstance(e, dict)]
+    if isinstance(data, dict):
+        return [(1, data)]
+    return load_jsonl(text, name)
+
+
+def _forgotten(args: dict[str, Any], where: tuple[str, int]) -> set[int]:
+    ids = args.get("forgotten_event_ids")
+    if isinstance(ids, list):
+        return {i for i in ids if isinstance(i, int)}
+    start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
+    if isinstance(start, int) and isinstance(end, int):
+        return set(range(start, end + 1))
+    raise TranscriptError(where[0], where[1], "condensation action names no forgotten events")
+
+
+def _message(e: dict[str, Any]) -> Message | None:
+    """How one event reads in the LLM's context (None: not sent to the LLM)."""
+    action, obs = e.get("action"), e.get("observation")
+    args = e.get("args") if isinstance(e.get("args"), dict) else {}
+    extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
+    if action is not None:
+        if action in _HIDDEN_ACTIONS:
+            return None
+        if action == "system":
+            return Message(role="system", content=str(args.get("content", "")))
+        if action == "message":
+            role = "user" if e.get("source") == "user" else "assistant"
+            return Message(role=role, content=str(args.get("content", "")))
+        if action == "think":
+            return Message(role="assistant", content=str(args.get("thought", "")))
+        if action == "finish":
+            return Message(role="assistant", content=str(args.get("final_thought") or args.get("outputs") or e.get("message", "")))
+        shown = {k: v for k, v in args.items() if k not in _ARG_NOISE and v not in (None, "", [], {})}
+        thought = str(args.get("thought") or "")
+        return Message(role="assistant", content=(thought + "\n" if thought else "") + call_text(action, shown))
+    if obs in _HIDDEN_OBSERVATIONS:
+        return None
+    if obs == "condense":
+        return Message(role="user", content=str(e.get("content", "")), kind="compact_summary")
+    if obs == "recall":
+        parts = [extras.get(k) for k in ("repo_instructions", "additional_agent_instructions", "conversation_instructions")]
+        parts += [k.get("content") for k in extras.get("microagent_knowledge") or [] if isinstance(k, dict)]
+        text = "\n\n".join(p for p in parts if isinstance(p, str) and p.strip())
+        return Message(role="user", content=text, kind="instructions") if text else None
+    content = e.get("content")
+    return Message(role="tool", content=content if isinstance(content, str) else "", name=str(obs)) if content else None
+
+
+def _instructions(e: dict[str, Any]) -> list[Instruction]:
+    if e.get("observation") != "recall" or not isinstance(e.get("extras"), dict):
+        return []
+    x = e["extras"]
+    out = []
+    if isinstance(x.get("repo_instructions"), str) and x["repo_instructions"].strip():
+        repo = x.get("repo_name") if isinstance(x.get("repo_name"), str) and x["repo_name"] else "repository"
+        out.append(Instruction(f"{repo}: repository instructions", x["repo_instructions"].strip()))
+    if isinstance(x.get("additional_agent_instructions"), str) and x["additional_agent_instructions"].strip():
+        out.append(Instruction("additional agent instructions", x["additional_agent_instructions"].strip()))
+    for k in x.get("microagent_knowledge") or []:
+        if isinstance(k, dict) and isinstance(k.get("content"), str) and k["content"].strip():
+            out.append(Instruction(f"microagent {k.get('name', '?')}", k["content"].strip()))
+    return out
+
+
+def _view(events: list[dict[str, Any]], forgotten: set[int], summary: tuple[str, int] | None) -> list[Message]:
+    kept = [m for e in events if e.get("id") not in forgotten and (m := _message(e)) is not None]
+    if summary is not None:
+        text, offset = summary
+        kept.insert(max(0, min(offset, len(kept))), Message(role="user", content=text, kind="compact_summary"))
+    return kept
+
+
+def parse(text: str, *, name: str) -> Transcript:
+    """Parse an OpenHands trajectory or event stream.
+
+    Returns one Compaction per condensation action (before: the view before it, after: the view
+    with it applied, its summary `compact_summary`) and the workspace instructions of recall
+    observations. Raises TranscriptError for unreadable JSON and for a condensation action that
+    names no forgotten events.
+    """
+    events = _events(text, name)
+    seen: list[dict[str, Any]] = []
+    forgotten: set[int] = set()
+    summary: tuple[str, int] | None = None
+    compactions: list[Compaction] = []
+    instructions: dict[str, Instruction] = {}
+    for pos, e in events:
+        for ins in _instructions(e):
+            instructions.setdefault(ins.source, ins)
+        if e.get("action") == "condensation":
+            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            before = _view(seen, forgotten, summary)
+            drop = _forgotten(args, (name, pos))
+            forgotten |= drop
+            if isinstance(args.get("summary"), str) and isinstance(args.get("summary_offset"), int):
+                summary = (args["summary"], args["summary_offset"])
+            after = _view(seen, forgotten, summary)
+            metadata: dict[str, Any] = {"source_format": FORMAT, "source_line": pos, "forgotten_events": len(drop)}
+            if isinstance(e.get("id"), int):
+                metadata["event_id"] = e["id"]
+            if not isinstance(args.get("summary"), str):
+                metadata["summary_missing"] = True
+            compactions.append(
+                Compaction(
+                    index=len(compactions),
+                    before=Context(messages=tuple(before)),
+                    after=Context(messages=tuple(after)),
+                    line=pos,
+                    occurred_at=parse_time(e.get("timestamp")),
+                    metadata=metadata,
+                )
+            )
+        seen.append(e)
+    return Transcript(
+        format=FORMAT, session_id=Path(name).stem, compactions=tuple(compactions), instructions=tuple(instructions.values())
+    )
+
+
+READER = Reader(
+    name=FORMAT,
+    label="OpenHands event streams / trajectories (JSON list or JSONL of events)",
+    extensions=(".json", ".jsonl"),
+    sniff=sniff,
+    parse=parse,
+)

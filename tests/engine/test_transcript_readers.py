@@ -1,0 +1,214 @@
+"""Each transcript reader on files written here in its tool's format (tests/engine/transcripts/files,
+sources in tests/engine/transcripts/README.md)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from ctxaudit.engine.transcripts import READERS, Instruction, TranscriptError, detect_format, read_transcript
+
+FILES = Path(__file__).parent / "transcripts" / "files"
+CODEX = FILES / "rollout-2026-03-02T10-00-00-0197a1b2-7c3d-7e10-9a4b-5f6e7d8c9b0a.jsonl"
+CODEX_PLAIN = FILES / "rollout-2026-03-03T08-00-00-0197b000-0000-7000-8000-000000000001.jsonl"
+OPENHANDS = FILES / "openhands-trajectory-8f2e.json"
+LETTA = FILES / "support-agent.af"
+LANGGRAPH = FILES / "langgraph-thread-t-42-history.json"
+DUMPD = FILES / "langchain-dumpd-log.json"
+TO_DICT = FILES / "langchain-messages-to-dict.json"
+GEMINI = FILES / "session-2026-03-02T10-00-a1b2c3d4.jsonl"
+CHECKPOINT = FILES / "checkpoint-refactor.json"
+
+
+def _roles(ctx) -> list[str]:
+    return [m.role for m in ctx.messages]
+
+
+def _kinds(ctx) -> list[str | None]:
+    return [m.kind for m in ctx.messages]
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"),
+    [
+        (CODEX, "codex"),
+        (CODEX_PLAIN, "codex"),
+        (OPENHANDS, "openhands"),
+        (LETTA, "letta"),
+        (LANGGRAPH, "langchain"),
+        (DUMPD, "langchain"),
+        (TO_DICT, "langchain"),
+        (GEMINI, "gemini"),
+        (CHECKPOINT, "gemini"),
+        (FILES / "notes.txt", None),
+    ],
+)
+def test_each_file_is_detected_as_its_format(path: Path, fmt: str | None) -> None:
+    assert detect_format(path.name, path.read_text(encoding="utf-8")) == fmt
+
+
+def test_a_codex_rollout_renamed_is_still_detected_by_content() -> None:
+    assert detect_format("session.log", CODEX.read_text(encoding="utf-8")) == "codex"
+
+
+def test_every_reader_names_itself_and_its_files() -> None:
+    assert set(READERS) == {"claude-jsonl", "claude-md", "codex", "openhands", "letta", "langchain", "gemini"}
+    assert all(r.label and r.extensions for r in READERS.values())
+
+
+def test_codex_local_compaction_uses_the_replacement_history() -> None:
+    t = read_transcript(CODEX)
+    assert t.format == "codex"
+    assert t.session_id == "0197a1b2-7c3d-7e10-9a4b-5f6e7d8c9b0a"
+    assert len(t.compactions) == 2
+    c = t.compactions[0]
+    assert c.line == 11
+    assert c.model == "gpt-5-codex"
+    assert c.occurred_at == datetime(2026, 3, 2, 10, 20, 0, 500000, tzinfo=UTC)
+    assert _roles(c.before) == ["user", "user", "user", "assistant", "tool", "assistant"]
+    assert _kinds(c.before)[:2] == ["instructions", "environment"]
+    assert c.before.messages[2].content == "Add a discount field to the checkout API."
+    assert c.before.messages[3].content == '[tool call shell({"command":["rg","discount"]})]'
+    # The summary turn's own answer is not context the model held.
+    assert c.before.messages[-1].content == "I added the discount field and the tests pass."
+    assert _kinds(c.after) == ["preserved", "compact_summary"]
+    assert c.after.messages[1].content.endswith("the tests pass.")
+
+
+def test_codex_remote_compaction_is_unauditable_and_the_next_before_carries_the_replacement() -> None:
+    t = read_transcript(CODEX)
+    c = t.compactions[1]
+    assert _kinds(c.before) == ["preserved", "compact_summary", "instructions", None, None]
+    assert _kinds(c.after) == ["encrypted_compaction"]
+    assert c.metadata["remote_compaction"] is True
+    assert t.notes == ("1 remote compaction(s) hold only encrypted_content: unauditable",)
+
+
+def test_codex_agents_md_is_an_instruction_file() -> None:
+    t = read_transcript(CODEX)
+    assert t.instructions == (
+        Instruction("/home/dev/shop/AGENTS.md", "Never push directly to main.\nAlways run pytest before committing."),
+    )
+
+
+def test_codex_rollout_without_compaction_has_none() -> None:
+    t = read_transcript(CODEX_PLAIN)
+    assert t.format == "codex" and t.compactions == ()
+
+
+def test_openhands_condensation_before_is_the_view_and_after_the_condensed_view() -> None:
+    t = read_transcript(OPENHANDS)
+    assert len(t.compactions) == 2
+    c = t.compactions[0]
+    assert c.metadata["forgotten_events"] == 2
+    assert _roles(c.before) == ["system", "user", "user", "assistant", "tool", "assistant", "tool"]
+    assert c.before.messages[3].content == 'Run the tests first.\n[tool call run({"command": "pytest utils_test.py"})]'
+    assert _roles(c.after) == ["system", "user", "user", "user", "assistant", "tool"]
+    assert _kinds(c.after)[2:4] == ["compact_summary", "instructions"]
+    assert c.after.messages[2].content.startswith("The user asked to fix test_split")
+    assert c.occurred_at == datetime(2026, 3, 2, 9, 1, tzinfo=UTC)
+
+
+def test_openhands_second_condensation_keeps_the_earlier_summary() -> None:
+    c = read_transcript(OPENHANDS).compactions[1]
+    assert len(c.before.messages) == 8
+    assert [m.content for m in c.after.messages][3:] == [
+        "[tool call edit("
+        + json.dumps({"command": "str_replace", "end": -1, "new_str": "split(', ')", "old_str": "split(',')", "path": "/workspace/utils.py", "start": 1}, sort_keys=True)
+        + ")]",
+        "The test passes now.",
+        "Thanks",
+    ]
+    assert _kinds(c.after)[:3] == [None, "instructions", "compact_summary"]
+    assert c.metadata["summary_missing"] is True
+
+
+def test_openhands_repository_instructions_are_found() -> None:
+    assert read_transcript(OPENHANDS).instructions == (
+        Instruction("acme/tools: repository instructions", "Use tabs for indentation.\nAlways run make test before you finish."),
+    )
+
+
+def test_letta_summary_evicts_the_oldest_messages_and_is_a_user_role_summary() -> None:
+    t = read_transcript(LETTA)
+    assert t.session_id == "support-agent:agent-0"
+    assert len(t.compactions) == 1
+    c = t.compactions[0]
+    assert _roles(c.before) == ["system", "user", "assistant", "tool", "assistant"]
+    assert c.before.messages[1].content == "Where is my order 551?"
+    assert c.before.messages[2].content == 'Let me check order 551.\n[tool call lookup_order({"order_id": 551})]'
+    assert c.before.messages[3].content == "shipped on 2026-02-28"
+    assert _roles(c.after) == ["system", "user", "tool", "assistant"]
+    assert _kinds(c.after) == [None, "compact_summary", "preserved", "preserved"]
+    assert c.after.messages[1].content.startswith("Note: prior messages (2 of 5 total messages)")
+    assert c.metadata["evicted_messages"] == 2
+    assert c.model == "gpt-4o-mini"
+
+
+def test_letta_system_prompt_and_memory_blocks_are_instructions() -> None:
+    assert [i.source for i in read_transcript(LETTA).instructions] == [
+        "system prompt",
+        "memory block persona",
+        "memory block human",
+    ]
+
+
+def test_langgraph_state_history_pairs_the_state_before_the_summary() -> None:
+    t = read_transcript(LANGGRAPH)
+    assert t.session_id == "t-42"
+    assert len(t.compactions) == 1
+    c = t.compactions[0]
+    assert [m.content for m in c.before.messages][0] == "Always deploy to the EU region only. Never store card numbers in logs."
+    assert len(c.before.messages) == 4
+    assert _kinds(c.after) == ["compact_summary", "preserved"]
+    assert c.after.messages[1].content == "I'll use the EU region for the api service."
+
+
+def test_langchain_linear_dump_uses_the_messages_before_the_summary() -> None:
+    c = read_transcript(DUMPD).compactions[0]
+    assert [m.content for m in c.before.messages] == ["Reply in French only.", "D'accord.", "Résume le ticket 12."]
+    assert _kinds(c.after) == ["compact_summary", "preserved"]
+
+
+def test_langchain_state_saved_after_summarizing_says_so_instead_of_inventing_a_before() -> None:
+    t = read_transcript(TO_DICT)
+    assert t.compactions == ()
+    assert len(t.notes) == 1 and "not auditable" in t.notes[0]
+
+
+def test_gemini_set_with_a_state_snapshot_is_a_compaction() -> None:
+    t = read_transcript(GEMINI)
+    assert t.session_id == "a1b2c3d4-0000-4000-8000-00000000abcd"
+    assert len(t.compactions) == 1
+    c = t.compactions[0]
+    assert c.line == 8
+    assert _roles(c.before) == ["user", "assistant", "assistant", "tool", "user", "assistant"]
+    assert c.before.messages[3].content == '[tool result read_file({"output": "def parse(): ..."})]'
+    assert _kinds(c.after) == ["instructions", "compact_summary", None, "preserved", "preserved"]
+    assert c.model == "gemini-2.5-pro"
+    assert c.occurred_at == datetime(2026, 3, 2, 10, 30, tzinfo=UTC)
+    assert t.instructions == (
+        Instruction("/home/dev/parser/GEMINI.md", "Use Python 3.12 features only.\nNever change the public API of parse()."),
+    )
+
+
+def test_gemini_saved_chat_holds_one_state_and_says_so() -> None:
+    t = read_transcript(CHECKPOINT)
+    assert t.compactions == ()
+    assert "not auditable" in t.notes[0]
+    assert t.instructions[0].source == "/home/dev/parser/GEMINI.md"
+
+
+def test_a_bad_line_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "rollout-x.jsonl"
+    bad.write_text(CODEX_PLAIN.read_text(encoding="utf-8") + "{oops\n", encoding="utf-8")
+    with pytest.raises(TranscriptError, match=r"rollout-x\.jsonl:5: not valid JSON"):
+        read_transcript(bad)
+
+
+def test_an_unknown_file_names_the_known_formats(tmp_path: Path) -> None:
+    with pytest.raises(TranscriptError, match=r"notes\.txt: not a transcript format ctxaudit reads; known formats: codex, gemini"):
+        read_transcript(FILES / "notes.txt")

@@ -237,7 +237,9 @@ def transcript_import(*, project: Project, path: str | Path, format: str = "auto
     version = None
     if transcript.instructions:
         specs = [
-            r for ins in transcript.instructions for r in rules_from_instruction_file(ins.text, file=ins.source)
+            r
+            for ins in transcript.instructions
+            for r in rules_from_instruction_file(ins.text, file=ins.source)
         ]
         version = rule_set_merge(
             project=project,

@@ -104,9 +104,7 @@ class RuleSetVersion(models.Model):
     rules = models.JSONField(default=list)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["project", "number"], name="rule_set_version_unique")
-        ]
+        constraints = [models.UniqueConstraint(fields=["project", "number"], name="rule_set_version_unique")]
         ordering = ["-number"]
 
     def __str__(self) -> str:

@@ -42,7 +42,9 @@ def rules_from_instruction_file(text: str, *, file: str) -> list[RuleSpec]:
     return [RuleSpec(id=r.id, text=r.text, severity=r.severity.value, file=file) for r in extract_rules(ctx)]
 
 
-def rule_spec_typed(text: str, *, severity: str = "high", rule_id: str | None = None, file: str = "") -> RuleSpec:
+def rule_spec_typed(
+    text: str, *, severity: str = "high", rule_id: str | None = None, file: str = ""
+) -> RuleSpec:
     """A rule typed in (API, rules page): id from the text unless given. Raises ValueError
     naming the problem for an empty text or an unknown severity."""
     text = text.strip()
@@ -50,7 +52,9 @@ def rule_spec_typed(text: str, *, severity: str = "high", rule_id: str | None = 
         raise ValueError("text: must not be empty")
     if severity not in SEVERITIES:
         raise ValueError(f"severity: must be one of {', '.join(SEVERITIES)}")
-    return RuleSpec(id=(rule_id or "").strip()[:100] or rule_id_for(text), text=text, severity=severity, file=file)
+    return RuleSpec(
+        id=(rule_id or "").strip()[:100] or rule_id_for(text), text=text, severity=severity, file=file
+    )
 
 
 def _dedupe(rules: list[RuleSpec]) -> list[RuleSpec]:

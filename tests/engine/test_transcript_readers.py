@@ -90,7 +90,9 @@ def test_codex_remote_compaction_is_unauditable_and_the_next_before_carries_the_
 def test_codex_agents_md_is_an_instruction_file() -> None:
     t = read_transcript(CODEX)
     assert t.instructions == (
-        Instruction("/home/dev/shop/AGENTS.md", "Never push directly to main.\nAlways run pytest before committing."),
+        Instruction(
+            "/home/dev/shop/AGENTS.md", "Never push directly to main.\nAlways run pytest before committing."
+        ),
     )
 
 
@@ -105,7 +107,10 @@ def test_openhands_condensation_before_is_the_view_and_after_the_condensed_view(
     c = t.compactions[0]
     assert c.metadata["forgotten_events"] == 2
     assert _roles(c.before) == ["system", "user", "user", "assistant", "tool", "assistant", "tool"]
-    assert c.before.messages[3].content == 'Run the tests first.\n[tool call run({"command": "pytest utils_test.py"})]'
+    assert (
+        c.before.messages[3].content
+        == 'Run the tests first.\n[tool call run({"command": "pytest utils_test.py"})]'
+    )
     assert _roles(c.after) == ["system", "user", "user", "user", "assistant", "tool"]
     assert _kinds(c.after)[2:4] == ["compact_summary", "instructions"]
     assert c.after.messages[2].content.startswith("The user asked to fix test_split")
@@ -117,7 +122,17 @@ def test_openhands_second_condensation_keeps_the_earlier_summary() -> None:
     assert len(c.before.messages) == 8
     assert [m.content for m in c.after.messages][3:] == [
         "[tool call edit("
-        + json.dumps({"command": "str_replace", "end": -1, "new_str": "split(', ')", "old_str": "split(',')", "path": "/workspace/utils.py", "start": 1}, sort_keys=True)
+        + json.dumps(
+            {
+                "command": "str_replace",
+                "end": -1,
+                "new_str": "split(', ')",
+                "old_str": "split(',')",
+                "path": "/workspace/utils.py",
+                "start": 1,
+            },
+            sort_keys=True,
+        )
         + ")]",
         "The test passes now.",
         "Thanks",
@@ -128,7 +143,10 @@ def test_openhands_second_condensation_keeps_the_earlier_summary() -> None:
 
 def test_openhands_repository_instructions_are_found() -> None:
     assert read_transcript(OPENHANDS).instructions == (
-        Instruction("acme/tools: repository instructions", "Use tabs for indentation.\nAlways run make test before you finish."),
+        Instruction(
+            "acme/tools: repository instructions",
+            "Use tabs for indentation.\nAlways run make test before you finish.",
+        ),
     )
 
 
@@ -139,7 +157,9 @@ def test_letta_summary_evicts_the_oldest_messages_and_is_a_user_role_summary() -
     c = t.compactions[0]
     assert _roles(c.before) == ["system", "user", "assistant", "tool", "assistant"]
     assert c.before.messages[1].content == "Where is my order 551?"
-    assert c.before.messages[2].content == 'Let me check order 551.\n[tool call lookup_order({"order_id": 551})]'
+    assert (
+        c.before.messages[2].content == 'Let me check order 551.\n[tool call lookup_order({"order_id": 551})]'
+    )
     assert c.before.messages[3].content == "shipped on 2026-02-28"
     assert _roles(c.after) == ["system", "user", "tool", "assistant"]
     assert _kinds(c.after) == [None, "compact_summary", "preserved", "preserved"]
@@ -161,7 +181,9 @@ def test_langgraph_state_history_pairs_the_state_before_the_summary() -> None:
     assert t.session_id == "t-42"
     assert len(t.compactions) == 1
     c = t.compactions[0]
-    assert [m.content for m in c.before.messages][0] == "Always deploy to the EU region only. Never store card numbers in logs."
+    assert [m.content for m in c.before.messages][
+        0
+    ] == "Always deploy to the EU region only. Never store card numbers in logs."
     assert len(c.before.messages) == 4
     assert _kinds(c.after) == ["compact_summary", "preserved"]
     assert c.after.messages[1].content == "I'll use the EU region for the api service."
@@ -169,7 +191,11 @@ def test_langgraph_state_history_pairs_the_state_before_the_summary() -> None:
 
 def test_langchain_linear_dump_uses_the_messages_before_the_summary() -> None:
     c = read_transcript(DUMPD).compactions[0]
-    assert [m.content for m in c.before.messages] == ["Reply in French only.", "D'accord.", "Résume le ticket 12."]
+    assert [m.content for m in c.before.messages] == [
+        "Reply in French only.",
+        "D'accord.",
+        "Résume le ticket 12.",
+    ]
     assert _kinds(c.after) == ["compact_summary", "preserved"]
 
 
@@ -191,7 +217,10 @@ def test_gemini_set_with_a_state_snapshot_is_a_compaction() -> None:
     assert c.model == "gemini-2.5-pro"
     assert c.occurred_at == datetime(2026, 3, 2, 10, 30, tzinfo=UTC)
     assert t.instructions == (
-        Instruction("/home/dev/parser/GEMINI.md", "Use Python 3.12 features only.\nNever change the public API of parse()."),
+        Instruction(
+            "/home/dev/parser/GEMINI.md",
+            "Use Python 3.12 features only.\nNever change the public API of parse().",
+        ),
     )
 
 
@@ -210,5 +239,8 @@ def test_a_bad_line_is_named(tmp_path: Path) -> None:
 
 
 def test_an_unknown_file_names_the_known_formats(tmp_path: Path) -> None:
-    with pytest.raises(TranscriptError, match=r"notes\.txt: not a transcript format ctxaudit reads; known formats: codex, gemini"):
+    with pytest.raises(
+        TranscriptError,
+        match=r"notes\.txt: not a transcript format ctxaudit reads; known formats: codex, gemini",
+    ):
         read_transcript(FILES / "notes.txt")

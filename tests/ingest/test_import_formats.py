@@ -20,7 +20,9 @@ CODEX = FILES / "rollout-2026-03-02T10-00-00-0197a1b2-7c3d-7e10-9a4b-5f6e7d8c9b0
 
 def _import(*paths, project: str = "fmt", **opts) -> str:
     out = StringIO()
-    call_command("import_transcripts", *map(str, paths), project=project, stdout=out, stderr=StringIO(), **opts)
+    call_command(
+        "import_transcripts", *map(str, paths), project=project, stdout=out, stderr=StringIO(), **opts
+    )
     return out.getvalue()
 
 
@@ -39,7 +41,11 @@ def test_codex_import_makes_agents_md_the_rule_set_and_marks_its_rules_reinjecte
         "Never push directly to main.",
     ]
     version = RuleSetVersion.objects.get(project=project)
-    assert (version.number, version.source, version.files) == (1, "import_transcripts", ["/home/dev/shop/AGENTS.md"])
+    assert (version.number, version.source, version.files) == (
+        1,
+        "import_transcripts",
+        ["/home/dev/shop/AGENTS.md"],
+    )
     first, second = _events()
     assert first.rules_source == "project"
     assert {r["file"] for r in first.rules} == {"/home/dev/shop/AGENTS.md"}
@@ -114,7 +120,9 @@ def test_format_can_be_forced() -> None:
 
 
 def test_an_unknown_file_named_exits_2_but_inside_a_folder_is_skipped_and_listed(tmp_path: Path) -> None:
-    with pytest.raises(CommandError, match=r"notes\.txt; known formats: codex, gemini, openhands, letta, langchain") as exc:
+    with pytest.raises(
+        CommandError, match=r"notes\.txt; known formats: codex, gemini, openhands, letta, langchain"
+    ) as exc:
         _import(FILES / "notes.txt")
     assert exc.value.returncode == 2
     folder = tmp_path / "sessions"

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ctxaudit.engine.transcripts.jsonutil import call_text, load_jsonl, parse_time, text_of
+from ctxaudit.engine.transcripts.jsonutil import call_text, load_jsonl, parse_time, string, text_of
 from ctxaudit.engine.transcripts.sniff import jsonl_head
 from ctxaudit.engine.transcripts.types import Compaction, Instruction, Reader, Transcript
 from ctxaudit.engine.types import Context, Message
@@ -69,7 +69,8 @@ def _messages(item: dict[str, Any], *, summary: str | None = None, kept: bool = 
     there are preserved)."""
     kind = item.get("type")
     if kind == "message":
-        role = item.get("role") if item.get("role") in ("user", "assistant", "developer", "system") else "user"
+        given = string(item.get("role"))
+        role = given if given in ("user", "assistant", "developer", "system") else "user"
         out: list[Message] = []
         for part in item.get("content") or []:
             text = text_of(part)
@@ -82,7 +83,9 @@ def _messages(item: dict[str, Any], *, summary: str | None = None, kept: bool = 
             elif role == "user" and text.lstrip().startswith(_CONTEXT_TAGS):
                 out.append(Message(role="user", content=text, kind="environment"))
             else:
-                out.append(Message(role=role, content=text, kind="preserved" if kept and role == "user" else None))
+                out.append(
+                    Message(role=role, content=text, kind="preserved" if kept and role == "user" else None)
+                )
         return out
     if kind in ("function_call", "custom_tool_call"):
         args = item.get("arguments", item.get("input", ""))
@@ -112,7 +115,9 @@ def _drop_summary_turn(history: list[Message], summary: str) -> list[Message]:
 
 def sniff(name: str, text: str) -> bool:
     """Rollout lines: `{"timestamp", "type": <RolloutItem tag>, "payload": {...}}`."""
-    return any(e.get("type") in _ROLLOUT_TYPES and isinstance(e.get("payload"), dict) for e in jsonl_head(text))
+    return any(
+        e.get("type") in _ROLLOUT_TYPES and isinstance(e.get("payload"), dict) for e in jsonl_head(text)
+    )
 
 
 def parse(text: str, *, name: str) -> Transcript:
@@ -142,7 +147,10 @@ def parse(text: str, *, name: str) -> Transcript:
         if kind == "session_meta":
             session_id = session_id or (payload.get("id") if isinstance(payload.get("id"), str) else None)
             if isinstance(payload.get("instructions"), str):
-                found(_instruction_of(payload["instructions"]) or Instruction("AGENTS.md", payload["instructions"].strip()))
+                found(
+                    _instruction_of(payload["instructions"])
+                    or Instruction("AGENTS.md", payload["instructions"].strip())
+                )
         elif kind == "turn_context":
             if isinstance(payload.get("model"), str):
                 model = payload["model"]
@@ -156,14 +164,21 @@ def parse(text: str, *, name: str) -> Transcript:
                     found(_instruction_of(m.content))
                 history.append(m)
         elif kind == "compacted":
-            summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
+            summary = string(payload.get("message"))
             replacement = payload.get("replacement_history")
             metadata: dict[str, Any] = {"source_format": FORMAT, "source_line": line}
             if isinstance(replacement, list):
-                after = [m for item in replacement if isinstance(item, dict) for m in _messages(item, summary=summary, kept=True)]
+                after = [
+                    m
+                    for item in replacement
+                    if isinstance(item, dict)
+                    for m in _messages(item, summary=summary, kept=True)
+                ]
             else:
                 # Older builds rebuilt the history themselves from the summary.
-                after = [Message(role="user", content=summary, kind="compact_summary")] if summary.strip() else []
+                after = (
+                    [Message(role="user", content=summary, kind="compact_summary")] if summary.strip() else []
+                )
                 metadata["replacement_history_missing"] = True
             if any(m.kind == "encrypted_compaction" for m in after):
                 metadata["remote_compaction"] = True

@@ -36,7 +36,9 @@ from ctxaudit.engine.types import Context, Message
 
 FORMAT = "gemini"
 SNAPSHOT = "<state_snapshot>"
-_CONTEXT_FROM = re.compile(r"--- Context from: (?P<path>.+?) ---\n(?P<body>.*?)\n--- End of Context from: (?P=path) ---", re.S)
+_CONTEXT_FROM = re.compile(
+    r"--- Context from: (?P<path>.+?) ---\n(?P<body>.*?)\n--- End of Context from: (?P=path) ---", re.S
+)
 
 
 def _is_content(c: Any) -> bool:
@@ -57,7 +59,10 @@ def sniff(name: str, text: str) -> bool:
         return True
     if data is not None:
         return _checkpoint(data) is not None
-    return any("projectHash" in e or "$set" in e or "$rewindTo" in e or e.get("type") == "gemini" for e in jsonl_head(text))
+    return any(
+        "projectHash" in e or "$set" in e or "$rewindTo" in e or e.get("type") == "gemini"
+        for e in jsonl_head(text)
+    )
 
 
 def _parts_text(parts: Any) -> list[tuple[str, str]]:
@@ -79,7 +84,14 @@ def _parts_text(parts: Any) -> list[tuple[str, str]]:
                 out.append(("call", call_text(fc.get("name"), fc.get("args", {}))))
             elif isinstance(p.get("functionResponse"), dict):
                 fr = p["functionResponse"]
-                out.append(("result", call_text(fr.get("name"), fr.get("response", {})).replace("[tool call ", "[tool result ", 1)))
+                out.append(
+                    (
+                        "result",
+                        call_text(fr.get("name"), fr.get("response", {})).replace(
+                            "[tool call ", "[tool result ", 1
+                        ),
+                    )
+                )
     return out
 
 
@@ -111,7 +123,10 @@ def _record_messages(rec: dict[str, Any]) -> list[Message]:
             if isinstance(tc, dict):
                 out.append(Message(role="assistant", content=call_text(tc.get("name"), tc.get("args", {}))))
                 if tc.get("result") is not None:
-                    out.extend(m if m.role == "tool" else Message(role="tool", content=m.content) for m in _to_messages("user", tc["result"]))
+                    out.extend(
+                        m if m.role == "tool" else Message(role="tool", content=m.content)
+                        for m in _to_messages("user", tc["result"])
+                    )
         return out
     return []
 
@@ -141,13 +156,33 @@ def parse(text: str, *, name: str) -> Transcript:
     if data is not None:
         history = _checkpoint(data)
         if history is not None:
-            msgs = [m for c in history for m in _to_messages("user" if c["role"] == "user" else "assistant", c.get("parts"))]
+            msgs = [
+                m
+                for c in history
+                for m in _to_messages("user" if c["role"] == "user" else "assistant", c.get("parts"))
+            ]
         else:
-            msgs = _flat([r for r in data.get("messages") or [] if isinstance(r, dict)]) if isinstance(data, dict) else []
+            msgs = (
+                _flat([r for r in data.get("messages") or [] if isinstance(r, dict)])
+                if isinstance(data, dict)
+                else []
+            )
         if any(m.kind == "compact_summary" for m in msgs):
-            notes.append("a <state_snapshot> summary without the history before it (one saved state): not auditable from this file alone")
-        sid = data.get("sessionId") if isinstance(data, dict) and isinstance(data.get("sessionId"), str) else None
-        return Transcript(format=FORMAT, session_id=sid or Path(name).stem, compactions=(), instructions=tuple(_instructions(msgs)), notes=tuple(notes))
+            notes.append(
+                "a <state_snapshot> summary without the history before it (one saved state): not auditable from this file alone"
+            )
+        sid = (
+            data.get("sessionId")
+            if isinstance(data, dict) and isinstance(data.get("sessionId"), str)
+            else None
+        )
+        return Transcript(
+            format=FORMAT,
+            session_id=sid or Path(name).stem,
+            compactions=(),
+            instructions=tuple(_instructions(msgs)),
+            notes=tuple(notes),
+        )
 
     session_id: str | None = None
     records: list[dict[str, Any]] = []
@@ -160,18 +195,32 @@ def parse(text: str, *, name: str) -> Transcript:
             continue
         if "$set" in rec:
             update = rec["$set"] if isinstance(rec["$set"], dict) else {}
-            session_id = session_id or (update.get("sessionId") if isinstance(update.get("sessionId"), str) else None)
+            session_id = session_id or (
+                update.get("sessionId") if isinstance(update.get("sessionId"), str) else None
+            )
             if not isinstance(update.get("messages"), list):
                 continue
             new = [r for r in update["messages"] if isinstance(r, dict)]
             old_ids = {r.get("id") for r in records}
-            fresh = [r for r in new if r.get("id") not in old_ids and any(m.kind == "compact_summary" for m in _record_messages(r))]
+            fresh = [
+                r
+                for r in new
+                if r.get("id") not in old_ids
+                and any(m.kind == "compact_summary" for m in _record_messages(r))
+            ]
             if fresh:
                 after: list[Message] = []
                 for r in new:
                     for m in _record_messages(r):
                         kept = r.get("id") in old_ids and m.kind != "compact_summary"
-                        after.append(Message(role=m.role, content=m.content, name=m.name, kind="preserved" if kept else m.kind))
+                        after.append(
+                            Message(
+                                role=m.role,
+                                content=m.content,
+                                name=m.name,
+                                kind="preserved" if kept else m.kind,
+                            )
+                        )
                 compactions.append(
                     Compaction(
                         index=len(compactions),
@@ -179,7 +228,9 @@ def parse(text: str, *, name: str) -> Transcript:
                         after=Context(messages=tuple(after)),
                         line=line,
                         occurred_at=parse_time(update.get("lastUpdated")),
-                        model=next((r["model"] for r in reversed(records) if isinstance(r.get("model"), str)), None),
+                        model=next(
+                            (r["model"] for r in reversed(records) if isinstance(r.get("model"), str)), None
+                        ),
                         metadata={"source_format": FORMAT, "source_line": line},
                     )
                 )
@@ -187,7 +238,9 @@ def parse(text: str, *, name: str) -> Transcript:
             seen.extend(_flat(new))
             continue
         if "projectHash" in rec and "type" not in rec:
-            session_id = session_id or (rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None)
+            session_id = session_id or (
+                rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None
+            )
             continue
         if isinstance(rec.get("id"), str):
             # A record written again under its id replaces it in place (the loader keys by id).

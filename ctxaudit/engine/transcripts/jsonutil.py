@@ -67,3 +67,13 @@ def call_text(name: Any, args: Any) -> str:
     """How a tool call reads in a context: "[tool call name(args)]" (args as compact JSON)."""
     shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, sort_keys=True)
     return f"[tool call {name if isinstance(name, str) and name else '?'}({shown})]"
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (foreign files are loosely typed)."""
+    return value if isinstance(value, dict) else {}
+
+
+def string(value: Any) -> str:
+    """`value` when it is a string, else ""."""
+    return value if isinstance(value, str) else ""

@@ -26,14 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit.engine.formats import ContextFormatError, parse_context
-from ctxaudit.engine.transcripts.jsonutil import load_json, load_jsonl
+from ctxaudit.engine.transcripts.jsonutil import load_json, load_jsonl, obj
 from ctxaudit.engine.transcripts.sniff import jsonl_head, whole_json
 from ctxaudit.engine.transcripts.types import Compaction, Reader, Transcript, TranscriptError
 from ctxaudit.engine.types import Context, Message
 
 FORMAT = "langchain"
 SUMMARY_PREFIX = "Here is a summary of the conversation to date:"
-_TYPES = frozenset({"human", "ai", "system", "tool", "function", "chat", "AIMessageChunk", "HumanMessageChunk"})
+_TYPES = frozenset(
+    {"human", "ai", "system", "tool", "function", "chat", "AIMessageChunk", "HumanMessageChunk"}
+)
 
 
 def _is_message(m: Any) -> bool:
@@ -52,8 +54,9 @@ def _messages_of(state: Any) -> list[Any] | None:
         for key in ("values", "channel_values"):
             if isinstance(state.get(key), dict):
                 return _messages_of(state[key])
-        if isinstance(state.get("messages"), list) and all(_is_message(m) for m in state["messages"]):
-            return state["messages"]
+        messages = state.get("messages")
+        if isinstance(messages, list) and all(_is_message(m) for m in messages):
+            return messages
     return None
 
 
@@ -64,11 +67,16 @@ def _states(data: Any) -> list[tuple[Any, list[Any]]] | None:
         return [(data, single)]
     if isinstance(data, list) and data and all(_messages_of(s) is not None for s in data):
         states = [(s, _messages_of(s) or []) for s in data]
+
         # get_state_history lists newest first: order by step, else by time, when they say.
         def key(s: Any) -> tuple[int, str]:
-            meta = s.get("metadata") if isinstance(s, dict) and isinstance(s.get("metadata"), dict) else {}
+            meta = obj(obj(s).get("metadata"))
             step = meta.get("step") if isinstance(meta.get("step"), int) else None
-            return (step if step is not None else 0, str(s.get("created_at", "")) if isinstance(s, dict) else "")
+            return (
+                step if step is not None else 0,
+                str(s.get("created_at", "")) if isinstance(s, dict) else "",
+            )
+
         if any(isinstance(s, dict) and ("created_at" in s or "metadata" in s) for s, _ in states):
             states.sort(key=lambda sm: key(sm[0]))
         return states
@@ -99,13 +107,23 @@ def _convert(raw: list[Any], name: str, where: int) -> list[tuple[str | None, Me
             ctx = parse_context([m], format="langchain", field="messages")
         except ContextFormatError as exc:
             raise TranscriptError(name, where, str(exc)) from exc
-        extra = data.get("additional_kwargs") if isinstance(data.get("additional_kwargs"), dict) else {}
+        extra = obj(data.get("additional_kwargs"))
         mid = data.get("id") if isinstance(data.get("id"), str) else None
         for msg in ctx.messages:
             is_summary = msg.role == "user" and (
                 extra.get("lc_source") == "summarization" or msg.content.lstrip().startswith(SUMMARY_PREFIX)
             )
-            out.append((mid, Message(role=msg.role, content=msg.content, name=msg.name, kind="compact_summary" if is_summary else msg.kind)))
+            out.append(
+                (
+                    mid,
+                    Message(
+                        role=msg.role,
+                        content=msg.content,
+                        name=msg.name,
+                        kind="compact_summary" if is_summary else msg.kind,
+                    ),
+                )
+            )
     return out
 
 
@@ -128,12 +146,16 @@ def parse(text: str, *, name: str) -> Transcript:
             data = [rec for _, rec in load_jsonl(text, name)]
     states = _states(data)
     if states is None:
-        raise TranscriptError(name, None, "no LangChain messages found (expected messages_to_dict output or a state with messages)")
+        raise TranscriptError(
+            name,
+            None,
+            "no LangChain messages found (expected messages_to_dict output or a state with messages)",
+        )
     compactions: list[Compaction] = []
     unanchored = 0
     seen_summaries: set[str] = set()
     previous: list[tuple[str | None, Message]] | None = None
-    for pos, (state, raw) in enumerate(states, start=1):
+    for pos, (_state, raw) in enumerate(states, start=1):
         current = _convert(raw, name, pos)
         # A linear dump (one state) can hold several summaries with the messages before them.
         start = 0
@@ -178,11 +200,16 @@ def parse(text: str, *, name: str) -> Transcript:
     session = None
     first = states[0][0]
     if isinstance(first, dict):
-        cfg = first.get("config") if isinstance(first.get("config"), dict) else {}
-        conf = cfg.get("configurable") if isinstance(cfg.get("configurable"), dict) else {}
+        cfg = obj(first.get("config"))
+        conf = obj(cfg.get("configurable"))
         session = conf.get("thread_id") if isinstance(conf.get("thread_id"), str) else None
         session = session or (first.get("thread_id") if isinstance(first.get("thread_id"), str) else None)
-    return Transcript(format=FORMAT, session_id=session or Path(name).stem, compactions=tuple(compactions), notes=tuple(notes))
+    return Transcript(
+        format=FORMAT,
+        session_id=session or Path(name).stem,
+        compactions=tuple(compactions),
+        notes=tuple(notes),
+    )
 
 
 READER = Reader(

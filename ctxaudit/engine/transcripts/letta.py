@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ctxaudit.engine.transcripts.jsonutil import call_text, load_json, parse_time, text_of
+from ctxaudit.engine.transcripts.jsonutil import call_text, load_json, obj, parse_time, string, text_of
 from ctxaudit.engine.transcripts.sniff import whole_json
 from ctxaudit.engine.transcripts.types import Compaction, Instruction, Reader, Transcript, TranscriptError
 from ctxaudit.engine.types import Context, Message
@@ -50,8 +50,10 @@ def _agent_of(data: Any) -> dict[str, Any] | None:
 def sniff(name: str, text: str) -> bool:
     """An agent file: `agents[0]` (or the top level) with `messages` and in-context ids/indices."""
     agent = _agent_of(whole_json(text))
-    return agent is not None and isinstance(agent.get("messages"), list) and (
-        "in_context_message_ids" in agent or "in_context_message_indices" in agent
+    return (
+        agent is not None
+        and isinstance(agent.get("messages"), list)
+        and ("in_context_message_ids" in agent or "in_context_message_indices" in agent)
     )
 
 
@@ -71,7 +73,7 @@ def _unpack(text: str) -> tuple[str, str | None]:
 
 def _message(raw: dict[str, Any]) -> Message | None:
     role = raw.get("role")
-    text = text_of(raw.get("content")) or (raw.get("text") if isinstance(raw.get("text"), str) else "")
+    text = text_of(raw.get("content")) or (string(raw.get("text")))
     if role == "user":
         body, packed = _unpack(text)
         if packed == "system_alert":
@@ -90,7 +92,9 @@ def _message(raw: dict[str, Any]) -> Message | None:
         return Message(role="assistant", content=content) if content else None
     if role == "tool":
         body, _ = _unpack(text)
-        return Message(role="tool", content=body, name=raw.get("name") if isinstance(raw.get("name"), str) else None)
+        return Message(
+            role="tool", content=body, name=raw.get("name") if isinstance(raw.get("name"), str) else None
+        )
     if role == "system":
         return Message(role="system", content=text)
     return None
@@ -112,9 +116,13 @@ def parse(text: str, *, name: str) -> Transcript:
     if isinstance(agent.get("in_context_message_ids"), list):
         in_context = {i for i in agent["in_context_message_ids"] if isinstance(i, str)}
     elif isinstance(agent.get("in_context_message_indices"), list):
-        in_context = {str(raw_messages[i].get("id", i)) for i in agent["in_context_message_indices"] if isinstance(i, int) and 0 <= i < len(raw_messages)}
+        in_context = {
+            str(raw_messages[i].get("id", i))
+            for i in agent["in_context_message_indices"]
+            if isinstance(i, int) and 0 <= i < len(raw_messages)
+        }
 
-    system_text = agent.get("system") if isinstance(agent.get("system"), str) else ""
+    system_text = string(agent.get("system"))
     system: Message | None = None
     window: list[tuple[str, Message]] = []  # (message id, message): the context after the system prompt
     compactions: list[Compaction] = []
@@ -131,16 +139,26 @@ def parse(text: str, *, name: str) -> Transcript:
             continue
         head = [system] if system else ([Message(role="system", content=system_text)] if system_text else [])
         count = _HIDDEN_COUNT.search(m.content)
-        if count:
-            kept = window[int(count.group(1)) :]
-        else:
-            kept = [(i, k) for i, k in window if i in in_context]
-        metadata: dict[str, Any] = {"source_format": FORMAT, "source_line": pos, "evicted_messages": len(window) - len(kept)}
+        kept = window[int(count.group(1)) :] if count else [(i, k) for i, k in window if i in in_context]
+        metadata: dict[str, Any] = {
+            "source_format": FORMAT,
+            "source_line": pos,
+            "evicted_messages": len(window) - len(kept),
+        }
         compactions.append(
             Compaction(
                 index=len(compactions),
                 before=Context(messages=tuple(head + [k for _, k in window])),
-                after=Context(messages=tuple(head + [m] + [Message(role=k.role, content=k.content, name=k.name, kind=k.kind or "preserved") for _, k in kept])),
+                after=Context(
+                    messages=tuple(
+                        head
+                        + [m]
+                        + [
+                            Message(role=k.role, content=k.content, name=k.name, kind=k.kind or "preserved")
+                            for _, k in kept
+                        ]
+                    )
+                ),
                 line=pos,
                 occurred_at=parse_time(raw.get("created_at")),
                 model=raw.get("model") if isinstance(raw.get("model"), str) else None,
@@ -153,13 +171,26 @@ def parse(text: str, *, name: str) -> Transcript:
     if system_text.strip():
         instructions.append(Instruction("system prompt", system_text.strip()))
     wanted = [b for b in agent.get("block_ids") or [] if isinstance(b, str)]
-    blocks = data.get("blocks") if isinstance(data, dict) and isinstance(data.get("blocks"), list) else agent.get("core_memory") or []
+    top = obj(data).get("blocks")
+    blocks: list[Any] = top if isinstance(top, list) else list(agent.get("core_memory") or [])
     for b in blocks:
-        if isinstance(b, dict) and isinstance(b.get("value"), str) and b["value"].strip() and (not wanted or b.get("id") in wanted):
-            instructions.append(Instruction(f"memory block {b.get('label', b.get('id', '?'))}", b["value"].strip()))
-    llm = agent.get("llm_config") if isinstance(agent.get("llm_config"), dict) else {}
+        if (
+            isinstance(b, dict)
+            and isinstance(b.get("value"), str)
+            and b["value"].strip()
+            and (not wanted or b.get("id") in wanted)
+        ):
+            instructions.append(
+                Instruction(f"memory block {b.get('label', b.get('id', '?'))}", b["value"].strip())
+            )
+    llm = obj(agent.get("llm_config"))
     if llm.get("model") and compactions:
-        compactions = [c if c.model else Compaction(c.index, c.before, c.after, c.line, c.occurred_at, str(llm["model"]), c.metadata) for c in compactions]
+        compactions = [
+            c
+            if c.model
+            else Compaction(c.index, c.before, c.after, c.line, c.occurred_at, str(llm["model"]), c.metadata)
+            for c in compactions
+        ]
     session = agent.get("id") if isinstance(agent.get("id"), str) else None
     return Transcript(
         format=FORMAT,

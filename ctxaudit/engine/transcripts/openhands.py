@@ -25,19 +25,50 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ctxaudit.engine.transcripts.jsonutil import call_text, load_json, load_jsonl, parse_time
+from ctxaudit.engine.transcripts.jsonutil import call_text, load_json, load_jsonl, obj, parse_time
 from ctxaudit.engine.transcripts.sniff import jsonl_head, whole_json
 from ctxaudit.engine.transcripts.types import Compaction, Instruction, Reader, Transcript, TranscriptError
 from ctxaudit.engine.types import Context, Message
 
 FORMAT = "openhands"
-_HIDDEN_ACTIONS = frozenset({"condensation", "condensation_request", "change_agent_state", "recall", "null", "pause", "resume", "stop"})
+_HIDDEN_ACTIONS = frozenset(
+    {
+        "condensation",
+        "condensation_request",
+        "change_agent_state",
+        "recall",
+        "null",
+        "pause",
+        "resume",
+        "stop",
+    }
+)
 _HIDDEN_OBSERVATIONS = frozenset({"agent_state_changed", "null", "user_rejected"})
-_ARG_NOISE = frozenset({"thought", "security_risk", "confirmation_state", "hidden", "blocking", "is_input", "impl_source", "wait_for_response", "image_urls", "file_urls", "is_static", "cwd", "timeout"})
+_ARG_NOISE = frozenset(
+    {
+        "thought",
+        "security_risk",
+        "confirmation_state",
+        "hidden",
+        "blocking",
+        "is_input",
+        "impl_source",
+        "wait_for_response",
+        "image_urls",
+        "file_urls",
+        "is_static",
+        "cwd",
+        "timeout",
+    }
+)
 
 
 def _is_event(e: Any) -> bool:
-    return isinstance(e, dict) and ("action" in e or "observation" in e) and ("args" in e or "extras" in e or "content" in e)
+    return (
+        isinstance(e, dict)
+        and ("action" in e or "observation" in e)
+        and ("args" in e or "extras" in e or "content" in e)
+    )
 
 
 def sniff(name: str, text: str) -> bool:
@@ -46,7 +77,11 @@ def sniff(name: str, text: str) -> bool:
     if isinstance(data, list):
         return any(_is_event(e) for e in data[:20])
     if isinstance(data, dict):
-        return _is_event(data) or any(_is_event(e) for e in (data.get("history") or data.get("events") or [])[:20] if isinstance(data.get("history") or data.get("events"), list))
+        return _is_event(data) or any(
+            _is_event(e)
+            for e in (data.get("history") or data.get("events") or [])[:20]
+            if isinstance(data.get("history") or data.get("events"), list)
+        )
     return any(_is_event(e) for e in jsonl_head(text))
 
 
@@ -77,8 +112,8 @@ def _forgotten(args: dict[str, Any], where: tuple[str, int]) -> set[int]:
 def _message(e: dict[str, Any]) -> Message | None:
     """How one event reads in the LLM's context (None: not sent to the LLM)."""
     action, obs = e.get("action"), e.get("observation")
-    args = e.get("args") if isinstance(e.get("args"), dict) else {}
-    extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
+    args = obj(e.get("args"))
+    extras = obj(e.get("extras"))
     if action is not None:
         if action in _HIDDEN_ACTIONS:
             return None
@@ -90,21 +125,33 @@ def _message(e: dict[str, Any]) -> Message | None:
         if action == "think":
             return Message(role="assistant", content=str(args.get("thought", "")))
         if action == "finish":
-            return Message(role="assistant", content=str(args.get("final_thought") or args.get("outputs") or e.get("message", "")))
+            return Message(
+                role="assistant",
+                content=str(args.get("final_thought") or args.get("outputs") or e.get("message", "")),
+            )
         shown = {k: v for k, v in args.items() if k not in _ARG_NOISE and v not in (None, "", [], {})}
         thought = str(args.get("thought") or "")
-        return Message(role="assistant", content=(thought + "\n" if thought else "") + call_text(action, shown))
+        return Message(
+            role="assistant", content=(thought + "\n" if thought else "") + call_text(action, shown)
+        )
     if obs in _HIDDEN_OBSERVATIONS:
         return None
     if obs == "condense":
         return Message(role="user", content=str(e.get("content", "")), kind="compact_summary")
     if obs == "recall":
-        parts = [extras.get(k) for k in ("repo_instructions", "additional_agent_instructions", "conversation_instructions")]
+        parts = [
+            extras.get(k)
+            for k in ("repo_instructions", "additional_agent_instructions", "conversation_instructions")
+        ]
         parts += [k.get("content") for k in extras.get("microagent_knowledge") or [] if isinstance(k, dict)]
         text = "\n\n".join(p for p in parts if isinstance(p, str) and p.strip())
         return Message(role="user", content=text, kind="instructions") if text else None
     content = e.get("content")
-    return Message(role="tool", content=content if isinstance(content, str) else "", name=str(obs)) if content else None
+    return (
+        Message(role="tool", content=content if isinstance(content, str) else "", name=str(obs))
+        if content
+        else None
+    )
 
 
 def _instructions(e: dict[str, Any]) -> list[Instruction]:
@@ -123,11 +170,15 @@ def _instructions(e: dict[str, Any]) -> list[Instruction]:
     return out
 
 
-def _view(events: list[dict[str, Any]], forgotten: set[int], summary: tuple[str, int] | None) -> list[Message]:
+def _view(
+    events: list[dict[str, Any]], forgotten: set[int], summary: tuple[str, int] | None
+) -> list[Message]:
     kept = [m for e in events if e.get("id") not in forgotten and (m := _message(e)) is not None]
     if summary is not None:
         text, offset = summary
-        kept.insert(max(0, min(offset, len(kept))), Message(role="user", content=text, kind="compact_summary"))
+        kept.insert(
+            max(0, min(offset, len(kept))), Message(role="user", content=text, kind="compact_summary")
+        )
     return kept
 
 
@@ -149,14 +200,18 @@ def parse(text: str, *, name: str) -> Transcript:
         for ins in _instructions(e):
             instructions.setdefault(ins.source, ins)
         if e.get("action") == "condensation":
-            args = e.get("args") if isinstance(e.get("args"), dict) else {}
+            args = obj(e.get("args"))
             before = _view(seen, forgotten, summary)
             drop = _forgotten(args, (name, pos))
             forgotten |= drop
             if isinstance(args.get("summary"), str) and isinstance(args.get("summary_offset"), int):
                 summary = (args["summary"], args["summary_offset"])
             after = _view(seen, forgotten, summary)
-            metadata: dict[str, Any] = {"source_format": FORMAT, "source_line": pos, "forgotten_events": len(drop)}
+            metadata: dict[str, Any] = {
+                "source_format": FORMAT,
+                "source_line": pos,
+                "forgotten_events": len(drop),
+            }
             if isinstance(e.get("id"), int):
                 metadata["event_id"] = e["id"]
             if not isinstance(args.get("summary"), str):
@@ -173,7 +228,10 @@ def parse(text: str, *, name: str) -> Transcript:
             )
         seen.append(e)
     return Transcript(
-        format=FORMAT, session_id=Path(name).stem, compactions=tuple(compactions), instructions=tuple(instructions.values())
+        format=FORMAT,
+        session_id=Path(name).stem,
+        compactions=tuple(compactions),
+        instructions=tuple(instructions.values()),
     )
 
 

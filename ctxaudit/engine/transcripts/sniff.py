@@ -33,7 +33,7 @@ def jsonl_head(text: str, limit: int = HEAD_LINES) -> list[dict[str, Any]]:
 def whole_json(text: str) -> Any:
     """The whole text as one JSON document, or None when it is not one (e.g. JSONL)."""
     stripped = text.lstrip()
-    if not stripped[:1] in ("{", "["):
+    if stripped[:1] not in ("{", "["):
         return None
     try:
         return json.loads(stripped)

@@ -7,39 +7,72 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('projects', '0002_auditlogentry'),
+        ("projects", "0002_auditlogentry"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='projectrule',
-            name='source_file',
+            model_name="projectrule",
+            name="source_file",
             field=models.CharField(blank=True, max_length=300),
         ),
         migrations.AddField(
-            model_name='projectrule',
-            name='version',
+            model_name="projectrule",
+            name="version",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.CreateModel(
-            name='RuleSetVersion',
+            name="RuleSetVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('actor', models.CharField(blank=True, max_length=150)),
-                ('source', models.CharField(choices=[('import_rules', 'manage.py import_rules'), ('import_transcripts', 'instruction files found by import_transcripts'), ('api', 'PUT /api/v1/rules'), ('ui', 'edited on the rules page')], max_length=30)),
-                ('files', models.JSONField(default=list)),
-                ('rules', models.JSONField(default=list)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rule_set_versions', to='projects.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("actor", models.CharField(blank=True, max_length=150)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("import_rules", "manage.py import_rules"),
+                            ("import_transcripts", "instruction files found by import_transcripts"),
+                            ("api", "PUT /api/v1/rules"),
+                            ("ui", "edited on the rules page"),
+                        ],
+                        max_length=30,
+                    ),
+                ),
+                ("files", models.JSONField(default=list)),
+                ("rules", models.JSONField(default=list)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="rule_set_versions",
+                        to="projects.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-number'],
-                'constraints': [models.UniqueConstraint(fields=('project', 'number'), name='rule_set_version_unique')],
+                "ordering": ["-number"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("project", "number"), name="rule_set_version_unique")
+                ],
             },
         ),
     ]

@@ -16,6 +16,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from ctxaudit.alerts.api import router as alerts_router
 from ctxaudit.ingest.api import router as events_router
+from ctxaudit.projects.api import router as rules_router
 from ctxaudit.projects.auth import RateLimited
 from ctxaudit.regression.api import router as gate_router
 from ctxaudit.timelines.api import router as timelines_router
@@ -27,6 +28,7 @@ api.add_router("", events_router)
 api.add_router("", gate_router)
 api.add_router("", alerts_router)
 api.add_router("", timelines_router)
+api.add_router("", rules_router)
 
 
 # Pydantic names union branches in error locations ("before.list[any]"); users name fields.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from ctxaudit.ui import alerts, events, projects, regression, timelines
+from ctxaudit.ui import alerts, events, projects, regression, rules, timelines
 
 app_name = "ui"
 
@@ -29,6 +29,7 @@ urlpatterns = [
         name="project-member-remove",
     ),
     path("projects/<int:project_id>/keys/", projects.project_keys, name="project-keys"),
+    path("projects/<int:project_id>/rules/", rules.project_rules, name="project-rules"),
     path(
         "projects/<int:project_id>/keys/<int:key_id>/revoke/",
         projects.key_revoke,

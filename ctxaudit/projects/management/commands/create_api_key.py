@@ -13,7 +13,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project name")
         parser.add_argument("--name", default="", help="a label for the key")
-        parser.add_argument("--scopes", default="ingest,read", help="comma-separated: ingest,read")
+        parser.add_argument(
+            "--scopes",
+            default="ingest,read",
+            help="comma-separated: ingest,read,admin (admin: may replace the rule set, PUT /api/v1/rules)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:

@@ -50,7 +50,8 @@ def test_codex_import_makes_agents_md_the_rule_set_and_marks_its_rules_reinjecte
     assert first.rules_source == "project"
     assert {r["file"] for r in first.rules} == {"/home/dev/shop/AGENTS.md"}
     assert {r["rule_set_version"] for r in first.rules} == {1}
-    assert set(first.metadata["reinjected_rules"]) == {r["id"] for r in first.rules}
+    # Codex reads AGENTS.md again after a compaction: those rules were re-injected, not summarised.
+    assert {r["reinjected_from"] for r in first.rules} == {"/home/dev/shop/AGENTS.md"}
     assert second.metadata["remote_compaction"] is True
 
 
@@ -77,7 +78,7 @@ def test_openhands_import_uses_repository_instructions() -> None:
     assert "Always run make test before you finish." in texts
     assert {r["file"] for r in events[0].rules} == {"acme/tools: repository instructions"}
     # The condensed view still holds the recall observation: the rules came back from the file.
-    assert set(events[0].metadata["reinjected_rules"]) == {r["id"] for r in events[0].rules}
+    assert {r["reinjected_from"] for r in events[0].rules} == {"acme/tools: repository instructions"}
 
 
 def test_letta_import_reads_system_prompt_and_memory_blocks_as_rules() -> None:
@@ -87,6 +88,9 @@ def test_letta_import_reads_system_prompt_and_memory_blocks_as_rules() -> None:
     assert "Never share a customer's address with anyone." in texts
     assert "Always answer in English." in texts
     assert event.after[1]["kind"] == "compact_summary"
+    # Letta's summary replaces messages; nothing re-reads the memory blocks into the after context
+    # as a separate file message, so no rule is marked re-injected.
+    assert {r["reinjected_from"] for r in event.rules} == {""}
 
 
 def test_langgraph_import_without_instruction_files_extracts_rules_not_from_the_summary() -> None:
@@ -111,7 +115,7 @@ def test_gemini_import_uses_gemini_md_and_sees_it_reinjected() -> None:
         "Use Python 3.12 features only.",
         "Never change the public API of parse().",
     }
-    assert set(event.metadata["reinjected_rules"].values()) == {"/home/dev/parser/GEMINI.md"}
+    assert {r["reinjected_from"] for r in event.rules} == {"/home/dev/parser/GEMINI.md"}
 
 
 def test_format_can_be_forced() -> None:

@@ -183,10 +183,17 @@ def test_the_event_page_says_which_rules_were_reinjected_from_their_file(
     with django_capture_on_commit_callbacks(execute=True):
         ev = event(
             "acme",
-            rules=[{"id": "no-push", "text": "Never push to main.", "severity": "high"}],
-            after=[{"role": "user", "content": "Never push to main."}],
-            metadata={"reinjected_rules": {"no-push": "AGENTS.md"}},
+            rules=[
+                {"id": "no-push", "text": "Never push to main.", "severity": "high"},
+                {"id": "tests", "text": "Always run the tests.", "severity": "high"},
+            ],
+            after=[
+                {"role": "user", "content": "# AGENTS.md\nNever push to main.", "kind": "instructions"},
+                {"role": "user", "content": "Summary: always run the tests.", "kind": "compact_summary"},
+            ],
+            metadata={"source_format": "codex"},
         )
+    assert [r["reinjected_from"] for r in ev.rules] == ["instructions in the context after", ""]
     page = _login(client, alice).get(f"/events/{ev.pk}/")
     assert page.status_code == 200
-    assert b"re-injected from AGENTS.md" in page.content
+    assert b"re-injected from instructions in the context after" in page.content

@@ -28,6 +28,7 @@ Known false positives/negatives: see checks/drift.py.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, replace
@@ -130,9 +131,10 @@ class Locator:
 
     squeezed: str
 
-    def search(self, folded: str) -> _Located | None:
+    def finditer(self, folded: str) -> Iterator[_Located]:
+        """Every non-overlapping span, left to right, as re.finditer would give them."""
         if not self.squeezed:
-            return None
+            return
         offsets: list[int] = []  # where each unsqueezed run starts in the squeezed text
         starts: list[int] = []  # and in the folded text
         parts: list[str] = []
@@ -142,12 +144,17 @@ class Locator:
             starts.append(m.start())
             parts.append(m.group())
             n += len(parts[-1])
-        i = "".join(parts).find(self.squeezed)
-        if i < 0:
-            return None
-        j = i + len(self.squeezed) - 1
-        k, k2 = bisect_right(offsets, i) - 1, bisect_right(offsets, j) - 1
-        return _Located(starts[k] + i - offsets[k], starts[k2] + j - offsets[k2] + 1)
+        squeezed = "".join(parts)
+        i = squeezed.find(self.squeezed)
+        while i >= 0:
+            j = i + len(self.squeezed) - 1
+            k, k2 = bisect_right(offsets, i) - 1, bisect_right(offsets, j) - 1
+            yield _Located(starts[k] + i - offsets[k], starts[k2] + j - offsets[k2] + 1)
+            i = squeezed.find(self.squeezed, j + 1)
+
+    def search(self, folded: str) -> _Located | None:
+        """The leftmost span, as re.search would give it."""
+        return next(self.finditer(folded), None)
 
 
 def _role_rank(role: str) -> int:

@@ -28,9 +28,9 @@ Known false positives/negatives: see checks/drift.py.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from operator import itemgetter
 

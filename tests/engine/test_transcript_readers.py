@@ -244,3 +244,30 @@ def test_an_unknown_file_names_the_known_formats(tmp_path: Path) -> None:
         match=r"notes\.txt: not a transcript format ctxaudit reads; known formats: codex, gemini",
     ):
         read_transcript(FILES / "notes.txt")
+
+
+def test_one_openhands_event_file_is_not_read_as_a_stream(tmp_path: Path) -> None:
+    one = tmp_path / "11.json"
+    one.write_text(json.dumps(json.loads(OPENHANDS.read_text(encoding="utf-8"))[11]), encoding="utf-8")
+    t = read_transcript(one)
+    assert t.format == "openhands" and t.compactions == ()
+    assert "single OpenHands event" in t.notes[0]
+
+
+def test_the_readme_lists_every_format() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Importing transcripts", 1)[1].split("\n## ", 1)[0]
+    for name in READERS:
+        assert f"| `{name}` |" in section
+
+
+def test_an_older_codex_compaction_without_replacement_history_is_rebuilt_as_codex_does() -> None:
+    t = read_transcript(FILES / "rollout-2025-09-20T08-00-00-01995a00-1111-7222-8333-444455556666.jsonl")
+    (c,) = t.compactions
+    assert c.metadata["replacement_history_missing"] is True
+    assert _kinds(c.after) == ["instructions", "environment", "preserved", "compact_summary"]
+    assert c.after.messages[2].content == "Add an index on orders.created_at."
+    # session_meta.instructions and the <user_instructions> message are one AGENTS.md.
+    assert t.instructions == (
+        Instruction("AGENTS.md", "Always answer in English.\nNever run migrations on production."),
+    )

@@ -175,10 +175,19 @@ def parse(text: str, *, name: str) -> Transcript:
                     for m in _messages(item, summary=summary, kept=True)
                 ]
             else:
-                # Older builds rebuilt the history themselves from the summary.
-                after = (
+                # Older builds logged no replacement: on resume they rebuild it as the compaction
+                # did (compact.rs build_compacted_history): the initial context, the real user
+                # messages, then the summary. Their 20k-token cap on user messages is not applied.
+                context = [m for m in history if m.kind in ("instructions", "environment")]
+                users = [
+                    Message(role="user", content=m.content, kind="preserved")
+                    for m in history
+                    if m.role == "user" and m.kind in (None, "preserved")
+                ]
+                tail = (
                     [Message(role="user", content=summary, kind="compact_summary")] if summary.strip() else []
                 )
+                after = context + users + tail
                 metadata["replacement_history_missing"] = True
             if any(m.kind == "encrypted_compaction" for m in after):
                 metadata["remote_compaction"] = True

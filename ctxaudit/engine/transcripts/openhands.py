@@ -191,6 +191,16 @@ def parse(text: str, *, name: str) -> Transcript:
     names no forgotten events.
     """
     events = _events(text, name)
+    if len(events) == 1 and not text.lstrip().startswith("["):
+        # One file of an event store (sessions/<id>/events/<n>.json): its views need the others.
+        return Transcript(
+            format=FORMAT,
+            session_id=Path(name).stem,
+            compactions=(),
+            notes=(
+                "a single OpenHands event (one file of an event store): export the conversation's trajectory to audit it",
+            ),
+        )
     seen: list[dict[str, Any]] = []
     forgotten: set[int] = set()
     summary: tuple[str, int] | None = None

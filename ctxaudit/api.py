@@ -7,6 +7,7 @@ OpenAPI schema at /api/v1/openapi.json, docs at /api/v1/docs.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -16,12 +17,14 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from ctxaudit.alerts.api import router as alerts_router
 from ctxaudit.ingest.api import router as events_router
+from ctxaudit.ingest.nesting import JsonParser, TooDeep
 from ctxaudit.projects.api import router as rules_router
 from ctxaudit.projects.auth import RateLimited
 from ctxaudit.regression.api import router as gate_router
 from ctxaudit.timelines.api import router as timelines_router
 
-api = NinjaAPI(title="ctxaudit API", version="1", urls_namespace="api")
+# JsonParser: a body nested too deep for json.loads gets "nested deeper than …", not "not valid JSON".
+api = NinjaAPI(title="ctxaudit API", version="1", urls_namespace="api", parser=JsonParser())
 
 # Order is the OpenAPI document's order: events, gate, alerts, timelines.
 api.add_router("", events_router)
@@ -45,11 +48,48 @@ def _field_of(loc: tuple[Any, ...] | list[Any]) -> str:
     return out or "body"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _sent_value(request: HttpRequest, loc: tuple[Any, ...] | list[Any]) -> Any:
+    """The value the client sent at pydantic location `loc` (ninja drops it from the error)."""
+    try:
+        node: Any = json.loads(request.body)
+    except ValueError:
+        return None
+    for part in loc:
+        if part in ("body", "payload") or (isinstance(part, str) and _UNION_BRANCH.match(part)):
+            continue
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+def _problem(request: HttpRequest, error: dict[str, Any]) -> tuple[str, str]:
+    """(field, problem) of one pydantic error, in users' words."""
+    field = _field_of(error.get("loc", ()))
+    kind = error.get("type")
+    if kind == "too_deep":
+        return str(error.get("ctx", {}).get("path") or field), str(error.get("msg"))
+    sent = _sent_value(request, error.get("loc", ())) if kind == "string_unicode" else None
+    if isinstance(sent, str):
+        m = _SURROGATE.search(sent)
+        if m:
+            # Content keeps a U+FFFD in its place; an identifier must be exact, so it is refused.
+            return field, (
+                f"contains a lone surrogate U+{ord(m.group()):04X} at character {m.start()}, which is "
+                "not valid Unicode; identifiers are kept exactly, so send valid UTF-8 (or a complete "
+                "surrogate pair in a JSON \\u escape)"
+            )
+    return field, str(error.get("msg", "invalid"))
+
+
 @api.exception_handler(ValidationError)
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     first = exc.errors[0] if exc.errors else {}
-    field = _field_of(first.get("loc", ()))
-    msg = first.get("msg", "invalid")
+    field, msg = _problem(request, first)
     if field in ("before", "after") and len({_field_of(e.get("loc", ())) for e in exc.errors}) == 1:
         msg = 'must be a list of messages, an object like {"system", "messages"}, or a string'
     if field == "body" and first.get("type") == "missing" and not request.body:
@@ -66,7 +106,7 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
             "error": f"{field}: {msg}",
             "field": field,
             "errors": [
-                {"field": _field_of(e.get("loc", ())), "problem": e.get("msg")} for e in exc.errors[:20]
+                {"field": f, "problem": p} for f, p in (_problem(request, e) for e in exc.errors[:20])
             ],
         },
         status=400,
@@ -90,7 +130,9 @@ def _rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     body: dict[str, Any] = {"error": str(exc)}
-    if exc.status_code == 400 and "parse request body" in str(exc):
+    if isinstance(exc.__cause__, TooDeep):
+        body = {"error": str(exc.__cause__), "field": exc.__cause__.field}
+    elif exc.status_code == 400 and "parse request body" in str(exc):
         body = {"error": "body is not valid JSON", "field": "body"}
     elif exc.status_code == 400 and "Idempotency-Key" in str(exc):
         body["field"] = "Idempotency-Key"

@@ -12,6 +12,7 @@ from ninja.errors import HttpError
 from ctxaudit.core.http import ApiRequest
 from ctxaudit.engine.formats import ContextFormatError
 from ctxaudit.ingest.models import Event
+from ctxaudit.ingest.sanitize import stored_identifiers
 from ctxaudit.ingest.schemas import ErrorOut, EventAccepted, EventIn, EventOut
 from ctxaudit.ingest.services import IdempotencyConflict, event_ingest
 from ctxaudit.projects.audit import log_content_access
@@ -108,7 +109,7 @@ def events_list(
         .order_by("-occurred_at", "-id")
     )
     if session_id is not None:
-        qs = qs.filter(session__external_id=session_id)
+        qs = qs.filter(session__external_id__in=stored_identifiers(request.project, session_id))  # type: ignore[attr-defined]
     if status is not None:
         qs = qs.filter(status=status)
     if verdict is not None:

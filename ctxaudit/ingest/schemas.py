@@ -5,7 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+from ctxaudit.ingest.nesting import MAX_DEPTH, TooDeep, check_depth
 
 ContextFormat = Literal["auto", "openai", "openai-responses", "anthropic", "langchain", "generic"]
 # A strategy name longer than this is kept cut to it: agents name strategies freely, never a 400.
@@ -43,6 +46,20 @@ class EventIn(BaseModel):
     def _strategy(cls, value: str) -> str:
         value = value.strip()
         return value[:STRATEGY_MAX_CHARS] if value else "other"
+
+    @field_validator("before", "after", "metadata")
+    @classmethod
+    def _not_too_deep(cls, value: Any, info: ValidationInfo) -> Any:
+        """At most MAX_DEPTH levels (ingest/nesting.py): later steps walk the structure."""
+        try:
+            check_depth(value, str(info.field_name), limit=MAX_DEPTH)
+        except TooDeep as exc:
+            raise PydanticCustomError(
+                "too_deep",
+                "nested deeper than {limit} levels of arrays/objects at {path}",
+                {"limit": exc.limit, "path": exc.field},
+            ) from None
+        return value
 
 
 class EventAccepted(BaseModel):

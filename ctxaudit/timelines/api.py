@@ -9,6 +9,7 @@ from ninja import Router, Status
 from pydantic import BaseModel
 
 from ctxaudit.ingest.models import Session
+from ctxaudit.ingest.sanitize import stored_identifiers
 from ctxaudit.ingest.schemas import ErrorOut
 from ctxaudit.projects.auth import ApiKeyAuth
 from ctxaudit.timelines.selectors import SessionTimeline, session_timeline
@@ -107,10 +108,13 @@ def session_timeline_detail(request: HttpRequest, session_id: str) -> Status[dic
     """Every compression event of the session in order, and each rule's strength across them.
 
     `session_id` is the id the agent sent (URL-encode it); only the key's project is searched.
+    PII in it was redacted when the event was stored: the raw id is redacted the same way here.
     """
     project = request.project  # type: ignore[attr-defined]
     session = (
-        Session.objects.select_related("project").filter(project=project, external_id=session_id).first()
+        Session.objects.select_related("project")
+        .filter(project=project, external_id__in=stored_identifiers(project, session_id))
+        .first()
     )
     if session is None:
         return Status(404, {"error": "no such session in this project"})

@@ -16,3 +16,12 @@ STORAGES = {"staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.Stati
 # Whitenoise serves from the finders in tests (no collectstatic), and so does not look for STATIC_ROOT.
 WHITENOISE_AUTOREFRESH = True
 WHITENOISE_USE_FINDERS = True
+
+# Rate-limit counters of this test run only: the default directory is shared by every ctxaudit
+# process on the host (other test runs included), whose minute sweeps would delete our counters.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+CTXAUDIT_RATE_LIMIT_DIR = tempfile.mkdtemp(prefix="ctxaudit-ratelimit-tests-")
+atexit.register(shutil.rmtree, CTXAUDIT_RATE_LIMIT_DIR, ignore_errors=True)

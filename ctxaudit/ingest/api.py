@@ -101,7 +101,7 @@ def events_list(
     status: Literal["pending", "checked", "error"] | None = None,
     verdict: Literal["pass", "fail"] | None = None,
     limit: int = Query(50, ge=1, le=500),  # type: ignore[type-arg]
-    offset: int = Query(0, ge=0),  # type: ignore[type-arg]
+    offset: int = Query(0, ge=0, le=2**31 - 1),  # type: ignore[type-arg]
 ) -> Status[dict[str, Any]]:
     qs = (
         Event.objects.filter(project=cast(ApiRequest, request).project)

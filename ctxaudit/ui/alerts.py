@@ -39,6 +39,7 @@ from ctxaudit.alerts.selectors import (
     with_rule_text,
 )
 from ctxaudit.core.http import AuthedRequest
+from ctxaudit.core.params import db_int
 from ctxaudit.projects.access import projects_for_user
 from ctxaudit.projects.models import Project
 
@@ -235,7 +236,7 @@ def alert_mute(request: HttpRequest, alert_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def alert_bulk_acknowledge(request: HttpRequest) -> HttpResponse:
-    ids = [int(x) for x in request.POST.getlist("alert") if x.isdigit()]
+    ids = [i for i in map(db_int, request.POST.getlist("alert")) if i is not None]
     if not ids:
         return HttpResponseBadRequest("select at least one alert")
     alerts = list(alerts_for_user(request.user).filter(pk__in=ids).select_related("project"))

@@ -18,6 +18,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from ctxaudit.alerts.kinds import KNOWN_KINDS
+from ctxaudit.core.params import db_int
 from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
 from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event
@@ -58,10 +59,11 @@ def event_list(request: HttpRequest) -> HttpResponse:
     }
     if f["project"]:
         # The filter form sends the name; links from other pages (and people) use the id.
-        by_id = (
-            f["project"].isdigit() and not projects_for_user(request.user).filter(name=f["project"]).exists()
-        )
-        qs = qs.filter(project_id=int(f["project"])) if by_id else qs.filter(project__name=f["project"])
+        project_pk = db_int(f["project"])  # None for "²" or 30 digits: no row has such an id
+        if project_pk is not None and not projects_for_user(request.user).filter(name=f["project"]).exists():
+            qs = qs.filter(project_id=project_pk)
+        else:
+            qs = qs.filter(project__name=f["project"])
     if f["session"]:
         qs = qs.filter(session__external_id__icontains=f["session"])
     if f["verdict"] in ("pass", "fail"):

@@ -27,7 +27,11 @@ class RequestBodyLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path.startswith("/api/") and request.method in ("POST", "PUT", "PATCH"):
+        if (request.path.startswith("/api/") or request.path == "/v1/traces") and request.method in (
+            "POST",
+            "PUT",
+            "PATCH",
+        ):
             limit = settings.CTXAUDIT_MAX_BODY_BYTES
             try:
                 declared = int(request.META.get("CONTENT_LENGTH") or 0)

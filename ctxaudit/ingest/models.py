@@ -108,3 +108,29 @@ class Event(models.Model):
         # The family follows the name on every write path (API, importers, factories).
         self.strategy_family = strategy_family(self.strategy)
         super().save(*args, **kwargs)
+
+
+class ConversationCall(models.Model):
+    """A GenAI inference call seen in an OTLP trace export: the context it saw plus its answer
+    (redacted like any ingested text), kept so a later compacted call of the same conversation
+    can be compared with it. Only the newest few per conversation are kept (ingest/otlp.py)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="conversation_calls")
+    conversation_id = models.CharField(max_length=200)
+    trace_id = models.CharField(max_length=32)
+    span_id = models.CharField(max_length=16)
+    ended_ns = models.BigIntegerField()
+    model = models.CharField(max_length=200, blank=True)
+    context = models.JSONField(default=list)
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "conversation_id", "-ended_ns"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "trace_id", "span_id"], name="conversation_call_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id} @ {self.span_id}"

@@ -142,3 +142,9 @@ def event_spec_sanitize(
         }
     )
     return clean, counts
+
+
+def stored_text_sanitize(value: Any, *, redact_pii: bool, key: bytes | None = None) -> Any:
+    """Any other ingested value kept on its own (an OTLP call's context), cleaned as event
+    contexts are: storable, bidi controls shown, PII redacted with the project's keyed tags."""
+    return _clean(value, redact_pii=redact_pii, counts={}, key=key)

@@ -16,7 +16,7 @@ from ctxaudit.engine.formats import ContextFormatError, context_to_json, parse_c
 from ctxaudit.engine.rules import extract_rules
 from ctxaudit.engine.transcripts import READERS, TranscriptError, read_transcript
 from ctxaudit.engine.transcripts.events import compaction_event, session_id_for
-from ctxaudit.ingest.models import Event, Session, SessionRule
+from ctxaudit.ingest.models import ConversationCall, Event, Session, SessionRule
 from ctxaudit.ingest.sanitize import event_spec_sanitize, pii_key_for
 from ctxaudit.ingest.schemas import EventIn
 from ctxaudit.projects.models import Project
@@ -302,6 +302,8 @@ def events_purge_expired(*, now: Any = None) -> dict[str, int]:
                 empty = Session.objects.filter(pk__in=session_ids, events__isnull=True)
                 purged["sessions"] += empty.delete()[1].get("ingest.Session", 0)
             purged["events"] += len(ids)
+        # Calls kept from OTLP exports hold context text too.
+        ConversationCall.objects.filter(project=project, received_at__lt=cutoff).delete()
     if purged["events"]:
         logger.info("retention purge: %(events)d events, %(sessions)d empty sessions", purged)
     return purged

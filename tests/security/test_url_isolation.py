@@ -147,6 +147,7 @@ NO_OBJECT: dict[str, str] = {
     "api:events_create": "writes into the key's own project (request.project); no id in the URL",
     "api:events_list": "Event.objects.filter(project=request.project): the key's own project (test_it_lists_events_for_a_read_key)",
     "api:gate": "checks into the key's own project (request.project); no id in the URL",
+    "otlp-traces": "writes into the key's own project (key.project); pairs calls only within that project",
     "api:alerts_list": "Alert.objects.filter(project=request.project): the key's own project",
     "api:rules_get": "rule_set_current(request.project): the key's own project's rule set; no id in the URL",
     "api:rules_put": "replaces the key's own project's rule set (request.project, admin scope); no id in the URL",

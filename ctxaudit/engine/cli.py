@@ -414,7 +414,10 @@ def junit_xml(results: Sequence[CaseResult], *, suite: str = "ctxaudit.check") -
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="ctxaudit", description="Audit what context compression did to an agent's rules."
+        prog="ctxaudit",
+        description="Audit what context compression did to an agent's rules.",
+        epilog="Also: `ctxaudit hook claude-code|cursor` (agent hooks), `ctxaudit hook install claude-code|cursor` "
+        "and `ctxaudit import dify|coze` (memory-window drops); each takes --help.",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     c = sub.add_parser(

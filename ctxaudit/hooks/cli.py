@@ -18,6 +18,7 @@ import argparse
 import json
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
@@ -52,7 +53,13 @@ def run_hook(
     if not settings.url:
         stderr.write(f"ctxaudit hook {agent}: CTXAUDIT_URL is not set; nothing sent\n")
         return 0
-    use_alarm = hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM")
+    # Signals can only be set from the main thread (a hook run is a process of its own; tests
+    # and embedders may call this from elsewhere, where the Client's deadline alone applies).
+    use_alarm = (
+        hasattr(signal, "setitimer")
+        and hasattr(signal, "SIGALRM")
+        and threading.current_thread() is threading.main_thread()
+    )
     previous = None
     if use_alarm:
         # A last guard: whatever hangs (a huge transcript, a stuck disk) ends the run in time.

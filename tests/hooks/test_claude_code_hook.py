@@ -197,3 +197,17 @@ def test_the_next_run_sends_what_was_spooled(live_server, api_key, tmp_path) -> 
     assert Event.objects.count() == 1
     assert list(spool.glob("*.json")) == []
     assert Event.objects.get().session.external_id == T.SESSION
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_first_then_the_hooks_still_make_one_event(live_server, api_key, project, tmp_path) -> None:
+    path = _session_file(tmp_path)
+    T.append(path, [T.boundary(), T.summary_entry()])
+    call_command("import_transcripts", str(path), "--project", project.name, stdout=io.StringIO())
+    assert Event.objects.count() == 1
+    settings = _settings(tmp_path, live_server.url, api_key)
+    _, err = _run(settings, T.payload("PostCompact", path, trigger="auto", compact_summary=T.HOOK_SUMMARY))
+    assert err == ""  # 200 for the key the import used, not 422
+    out, err = _run(settings, T.payload("SessionStart", path, source="compact"))
+    assert err == "" and Event.objects.count() == 1
+    assert T.RULE_MAIN in json.loads(out)["hookSpecificOutput"]["additionalContext"]

@@ -13,11 +13,21 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_it_builds_and_imports_without_django(tmp_path) -> None:
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
+    venv.EnvBuilder(with_pip=False).create(env_dir)  # a bare interpreter: nothing but the stdlib
     python = env_dir / "bin" / "python"
-    # Build isolation fetches setuptools from PyPI, as `pip install ./clients/python` does for users.
+    # This pip installs into that interpreter (pip --python); build isolation fetches setuptools
+    # from PyPI, as `pip install ./clients/python` does for users.
     install = subprocess.run(  # noqa: S603 - fixed arguments
-        [str(python), "-m", "pip", "install", "--quiet", str(REPO / "clients" / "python")],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            str(REPO / "clients" / "python"),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

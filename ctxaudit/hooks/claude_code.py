@@ -55,9 +55,23 @@ class PreparedEvent:
     body: dict[str, Any]
 
 
-def _state_dir(settings: HookSettings, session_id: str) -> Path:
+def _state_path(settings: HookSettings, session_id: str) -> Path:
     # The session id is foreign text: hash it into a file name.
-    return settings.private_dir("state", AGENT, hashlib.sha256(session_id.encode()).hexdigest()[:32])
+    return settings.home / "state" / AGENT / hashlib.sha256(session_id.encode()).hexdigest()[:32]
+
+
+def _state_dir(settings: HookSettings, session_id: str) -> Path:
+    path = _state_path(settings, session_id)
+    settings.private_dir(*path.relative_to(settings.home).parts)
+    return path
+
+
+def forget_compaction(settings: HookSettings, session_id: str) -> None:
+    """Remove the transcript copy and the posted body kept for this compaction (they hold
+    conversation text); the copy's line count stays, to tell this compaction from the next."""
+    folder = _state_path(settings, session_id)
+    for name in ("precompact.jsonl", "posted.json"):
+        (folder / name).unlink(missing_ok=True)
 
 
 # --- PreCompact: where the transcript stood ------------------------------------------------
@@ -79,6 +93,7 @@ def record_position(settings: HookSettings, payload: dict[str, Any]) -> Path | N
     data = copy.read_bytes()
     meta = {
         "transcript_path": str(src),
+        "lines": len(data.decode("utf-8-sig", "replace").splitlines()),
         "size": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
         "trigger": payload.get("trigger"),
@@ -92,7 +107,7 @@ def _transcript_text(settings: HookSettings, session_id: str, path: Path) -> str
     """The transcript's text; if the file was rewritten since PreCompact, the copy PreCompact
     kept followed by the entries written since (those whose uuid the copy does not hold)."""
     current = path.read_bytes()
-    folder = settings.home / "state" / AGENT / hashlib.sha256(session_id.encode()).hexdigest()[:32]
+    folder = _state_path(settings, session_id)
     try:
         meta = json.loads((folder / "precompact.json").read_text(encoding="utf-8"))
         old = (folder / "precompact.jsonl").read_bytes()
@@ -199,11 +214,12 @@ def _with_pending_compaction(text: str, session_id: str, summary: str, trigger: 
 
 def _recorded_lines(settings: HookSettings, session_id: str) -> int | None:
     """How many lines the transcript had at PreCompact (None: PreCompact did not run)."""
-    folder = _state_dir(settings, session_id)
     try:
-        return len((folder / "precompact.jsonl").read_bytes().decode("utf-8-sig", "replace").splitlines())
-    except OSError:
+        meta = json.loads((_state_path(settings, session_id) / "precompact.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
+    lines = meta.get("lines") if isinstance(meta, dict) else None
+    return lines if isinstance(lines, int) else None
 
 
 def prepare_event(settings: HookSettings, payload: dict[str, Any]) -> PreparedEvent | None:
@@ -263,7 +279,7 @@ def _remember_posted(settings: HookSettings, session_id: str, prepared: Prepared
 
 def _posted(settings: HookSettings, session_id: str) -> PreparedEvent | None:
     try:
-        data = json.loads((_state_dir(settings, session_id) / "posted.json").read_text(encoding="utf-8"))
+        data = json.loads((_state_path(settings, session_id) / "posted.json").read_text(encoding="utf-8"))
         return PreparedEvent(str(data["key"]), dict(data["body"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -321,6 +337,8 @@ def handle(settings: HookSettings, payload: dict[str, Any], sender: Sender) -> d
         if prepared is None:
             return None
         result = sender.gate(prepared.key, prepared.body)
+        # The server has the event now, or the spool does: the copies are no longer needed.
+        forget_compaction(settings, _ids(payload)[0])
         text = additional_context(result) if result is not None else None
         if text is None:
             return None

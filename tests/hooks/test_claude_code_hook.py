@@ -63,6 +63,8 @@ def test_postcompact_sessionstart_and_import_make_one_event_and_remind_the_lost_
     context = hook_output["additionalContext"]
     assert T.RULE_MAIN in context  # lost in the summary: given back in its own words
     assert T.RULE_TESTS not in context  # kept by the summary: not repeated
+    state = tmp_path / "home" / ".ctxaudit" / "state" / "claude-code"
+    assert [p.name for p in state.rglob("*") if p.is_file()] == ["precompact.json"]  # no text kept
 
     out = io.StringIO()
     call_command("import_transcripts", str(path), "--project", project.name, stdout=out)

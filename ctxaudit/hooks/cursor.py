@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,18 @@ UNAUDITABLE_AFTER = "[Cursor compaction: the summary is not available to hooks; 
 
 class HookInputError(ValueError):
     """The hook's stdin is not what Cursor sends (named field)."""
+
+
+# Cursor wraps what the user typed: an optional leading <timestamp>…</timestamp>, then
+# <user_query>…</user_query> (entireio/cli AGENT.md above). The wrapper is Cursor's, not the user's.
+_TIMESTAMP = re.compile(r"\A\s*<timestamp>.*?</timestamp>\s*", re.S)
+_USER_QUERY = re.compile(r"\A\s*<user_query>\s*(.*?)\s*</user_query>\s*\Z", re.S)
+
+
+def _user_text(text: str) -> str:
+    text = _TIMESTAMP.sub("", text, count=1)
+    m = _USER_QUERY.match(text)
+    return m.group(1) if m else text
 
 
 def _block_text(content: Any) -> str:
@@ -84,6 +97,8 @@ def _transcript_messages(path: Any) -> list[dict[str, Any]]:
         message = entry.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         text = _block_text(content)
+        if entry["role"] == "user":
+            text = _user_text(text)
         if text:
             out.append({"role": entry["role"], "content": text})
     return out

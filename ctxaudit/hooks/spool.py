@@ -18,6 +18,10 @@ from typing import Any
 from ctxaudit.client import ApiError, Client, Unavailable
 from ctxaudit.hooks.settings import HookSettings
 
+# A server down for weeks must not fill the disk with conversation copies: past this many
+# spooled events the oldest are dropped (said on stderr).
+MAX_SPOOLED = 1000
+
 
 def spool_dir(settings: HookSettings) -> Path:
     return settings.private_dir("spool")
@@ -39,6 +43,12 @@ def spool_event(settings: HookSettings, key: str, body: dict[str, Any]) -> Path:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(data)
     os.replace(tmp, path)
+    files = sorted(folder.glob("*.json"))
+    for old in files[: max(0, len(files) - MAX_SPOOLED)]:
+        old.unlink(missing_ok=True)
+        sys.stderr.write(
+            f"ctxaudit hook: spool full ({MAX_SPOOLED} events): dropped the oldest, {old.name}\n"
+        )
     return path
 
 

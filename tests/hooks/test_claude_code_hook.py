@@ -213,3 +213,17 @@ def test_an_import_first_then_the_hooks_still_make_one_event(live_server, api_ke
     out, err = _run(settings, T.payload("SessionStart", path, source="compact"))
     assert err == "" and Event.objects.count() == 1
     assert T.RULE_MAIN in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_spool_keeps_at_most_max_spooled_events(tmp_path, monkeypatch) -> None:
+    from ctxaudit.hooks import spool
+
+    monkeypatch.setattr(spool, "MAX_SPOOLED", 2)
+    settings = _settings(tmp_path, dead_url())
+    for n in range(3):
+        spool.spool_event(settings, f"key-{n}", {"session_id": "s", "before": "a", "after": "b"})
+        time.sleep(0.002)  # file names start with the time in ms: keep them apart
+    kept = [json.loads(p.read_text())["idempotency_key"] for p in spool.spooled(settings)]
+    assert kept == ["key-1", "key-2"]
+    spool.spool_event(settings, "key-2", {"session_id": "s", "before": "a", "after": "b"})
+    assert len(spool.spooled(settings)) == 2  # the same key twice is one file

@@ -44,7 +44,11 @@ def _transcript(tmp_path: Path) -> Path:
             "role": "user",
             "message": {
                 "content": [
-                    {"type": "text", "text": "<user_query>\nNever delete customer records.\n</user_query>"}
+                    {
+                        "type": "text",
+                        "text": "<timestamp>Sunday, Nov 30, 2026, 10:00 AM</timestamp>\n"
+                        "<user_query>\nNever delete customer records.\n</user_query>",
+                    }
                 ]
             },
         },
@@ -83,7 +87,7 @@ def test_precompact_is_recorded_as_unauditable_with_its_figures(live_server, api
     assert first.metadata["context_usage_percent"] == 91
     assert first.metadata["messages_to_compact"] == 52
     assert first.metadata["unauditable"] is True and first.metadata["trigger"] == "auto"
-    assert "Never delete customer records." in first.before[0]["content"]
+    assert first.before[0] == {"role": "user", "content": "Never delete customer records."}
     assert first.before[2]["content"].startswith("[tool call Read(")
     assert second.before == []
     first.refresh_from_db()

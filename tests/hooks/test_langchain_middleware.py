@@ -84,3 +84,22 @@ def test_the_gate_fails_closed_before_the_model_sees_the_compacted_context(live_
 def test_summary_messages_are_recognised_by_their_lc_source() -> None:
     assert is_summary(HumanMessage("x", additional_kwargs={"lc_source": "summarization"}))
     assert not is_summary(HumanMessage("Here is a summary of the conversation to date:"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_async_agents_post_too(live_server, api_key) -> None:
+    import asyncio
+
+    middleware = CtxauditMiddleware(Client(live_server.url, api_key), session_id="billing-async")
+    agent = _agent(middleware, _answers())
+    config = {"configurable": {"thread_id": "t-async"}}
+
+    async def talk() -> None:
+        first = [HumanMessage(RULE), AIMessage("Understood."), HumanMessage("Look up order 4411.")]
+        await agent.ainvoke({"messages": first}, config)
+        await agent.ainvoke({"messages": [HumanMessage("Refund it in full.")]}, config)
+
+    asyncio.run(talk())
+    event = Event.objects.get()
+    assert event.session.external_id == "billing-async"
+    assert event.before[1]["content"] == RULE and event.after[1]["kind"] == "compact_summary"

@@ -18,6 +18,11 @@ SUMMARY_ELEVATED = "summary_elevated"  # hierarchy: summary/history placed in th
 CLAIM_PROMOTED = "claim_promoted"  # claims: a user's claim restated as fact (§3.3)
 INJECTION_PROMOTED = "injection_promoted"  # tool/external imperative promoted to instruction (S2 §5)
 RULE_DECAY = "rule_decay"  # timelines: strength fell across several compressions (§3.5)
+CLAIM_FABRICATED = "claim_fabricated"  # provenance: a statement about someone nothing before supports
+CLAIM_CONTRADICTED = "claim_contradicted"  # provenance: a before message says otherwise ("declined", "no")
+CLAIM_MISATTRIBUTED = "claim_misattributed"  # provenance: another party's words now the user's/system's
+STALE_INSTRUCTION = "stale_instruction"  # a done/closed instruction live or pending again (issue 12 §5)
+HARNESS_TEXT_AS_USER = "harness_text_as_user"  # the compaction prompt left in the user role (issue 12 §5)
 
 # Other kinds the engine writes (ctxaudit/engine/checks/hierarchy.py, failures.py): alerts need no
 # special handling for them, the policy lists them so a project can switch them on or off.
@@ -69,6 +74,11 @@ DEFAULT_CONDITIONS: tuple[dict[str, Any], ...] = (
     {"kind": RULE_WEAKENED, "min_severity": "low", "min_per_event": 2},
     {"kind": CLAIM_PROMOTED, "min_severity": "low", "min_per_event": 1},
     {"kind": INJECTION_PROMOTED, "min_severity": "low", "min_per_event": 1},
+    {"kind": CLAIM_FABRICATED, "min_severity": "low", "min_per_event": 1},
+    {"kind": CLAIM_CONTRADICTED, "min_severity": "low", "min_per_event": 1},
+    {"kind": CLAIM_MISATTRIBUTED, "min_severity": "low", "min_per_event": 1},
+    {"kind": STALE_INSTRUCTION, "min_severity": "medium", "min_per_event": 1},
+    {"kind": HARNESS_TEXT_AS_USER, "min_severity": "low", "min_per_event": 1},
     {
         "kind": RULE_DECAY,
         "min_severity": "low",

@@ -49,6 +49,12 @@ RULE_STATES = tuple(s.value for s in RuleState)
 PROMOTION_KINDS = ("claim_promoted", "injection_promoted")
 
 
+def is_claim_kind(kind: str) -> bool:
+    """A finding that can meet a case's `expected.claims_promoted` phrase (issue 12 §1): every
+    claim_* (promoted, fabricated, contradicted, misattributed) and injection_* kind."""
+    return kind.startswith(("claim_", "injection_"))
+
+
 class BadInput(Exception):
     """Input the gate cannot read; the message names the file, line and field."""
 
@@ -268,11 +274,11 @@ def mismatches(report: AuditReport, expected: dict[str, Any]) -> list[str]:
             f"summary_elevated: expected {bool(expected['summary_elevated'])}, got {report.summary_elevated}"
         )
     if "claims_promoted" in expected:
-        # Each expected phrase must be covered by the after-side quote of a promotion finding.
+        # Each expected phrase must be covered by the after-side quote of a claim_*/injection_* finding.
         quotes = [
             normalize(s.quote)
             for f in report.findings
-            if f.kind in PROMOTION_KINDS
+            if is_claim_kind(f.kind)
             for s in f.evidence
             if s.side == "after"
         ]

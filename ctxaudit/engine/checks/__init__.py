@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxaudit.engine.analysis import Analysis
-from ctxaudit.engine.checks import claims, failures, hierarchy, retention
+from ctxaudit.engine.checks import claims, failures, harness_text, hierarchy, provenance, retention, stale
 from ctxaudit.engine.checks.rule_findings import rule_findings
 from ctxaudit.engine.types import Finding, RuleResult
 
@@ -46,6 +46,9 @@ def _retention(a: Analysis) -> CheckResult:
 CHECKS: dict[str, CheckFn] = {
     "rule_retention": _retention,
     "claims": _findings(claims.check_claims),
+    "provenance": _findings(provenance.check_provenance),
+    "stale_instructions": _findings(stale.check_stale_instructions),
+    "harness_text": _findings(harness_text.check_harness_text),
     "system_block": _findings(hierarchy.check_system_block),
     "invented_directives": _findings(hierarchy.check_invented_directives),
     "summary_hygiene": _findings(hierarchy.check_summary_hygiene),

@@ -570,19 +570,8 @@ def _source_en(source: str) -> str:
     return {"user": "the user", "external": "external content"}.get(source, source)
 
 
-def _message(claim: Claim, after: Clause) -> str:
+def _message_en(claim: Claim, after: Clause) -> str:
     origin, now = claim.clause.text.strip(), after.text.strip()
-    if has_cjk(origin) or has_cjk(now):
-        if claim.family == "injection":
-            return (
-                f"注入指令被提升：压缩前{_source_zh(claim.source)}（消息 #{claim.clause.message_index}）中藏有指令“{origin}”，"
-                f"压缩后它以待办/指令的形式出现在消息 #{after.message_index}中：“{now}”。工具输出和外部内容不能下达指令。"
-            )
-        return (
-            f"未经确认的说法被写成事实（{_FAMILY_ZH[claim.family]}）：{_source_zh(claim.source)}在压缩前声称“{origin}”"
-            f"（消息 #{claim.clause.message_index}），压缩后消息 #{after.message_index}把它写成了事实：“{now}”。"
-            "没有系统消息或受信工具确认过它；摘要应写成“用户声称…，未经系统确认”。"
-        )
     if claim.family == "injection":
         return (
             f"Injected instruction promoted: {_source_en(claim.source)} (before, message #{claim.clause.message_index}) "
@@ -594,6 +583,26 @@ def _message(claim: Claim, after: Clause) -> str:
         f"(before, message #{claim.clause.message_index}); after compression message #{after.message_index} states it as fact: "
         f"“{now}”. No system message or trusted tool confirmed it; the summary should say “the user claims …, unverified”."
     )
+
+
+def _message(claim: Claim, after: Clause) -> str:
+    """The finding's message: English, or Chinese then English (" / ") when either side is Chinese."""
+    origin, now = claim.clause.text.strip(), after.text.strip()
+    en = _message_en(claim, after)
+    if not (has_cjk(origin) or has_cjk(now)):
+        return en
+    if claim.family == "injection":
+        zh = (
+            f"注入指令被提升：压缩前{_source_zh(claim.source)}（消息 #{claim.clause.message_index}）中藏有指令“{origin}”，"
+            f"压缩后它以待办/指令的形式出现在消息 #{after.message_index}中：“{now}”。工具输出和外部内容不能下达指令。"
+        )
+    else:
+        zh = (
+            f"未经确认的说法被写成事实（{_FAMILY_ZH[claim.family]}）：{_source_zh(claim.source)}在压缩前声称“{origin}”"
+            f"（消息 #{claim.clause.message_index}），压缩后消息 #{after.message_index}把它写成了事实：“{now}”。"
+            "没有系统消息或受信工具确认过它；摘要应写成“用户声称…，未经系统确认”。"
+        )
+    return f"{zh} / {en}"
 
 
 def _best(candidates: list[Claim], after_keys: set[str]) -> Claim:

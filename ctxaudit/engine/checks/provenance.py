@@ -1,0 +1,337 @@
+"""Provenance: what the compressor wrote about people and checks must come from somewhere (issue 12 §1;
+seed 000 §3.3, §6.3; S2 §1, §5).
+
+Every statement (statements.py) in the *new text* of the after-context — messages that are not a
+verbatim copy of a before message, and there only sentences not found verbatim before — is
+grounded against the before-context (grounding.py):
+
+- ``claim_fabricated`` (HIGH): nothing before supports it: no user message says what "the user
+  asked/approved/said", no tool result or report shows what "the review found", no one approved
+  what "was approved". Attribution words do not make it safe: "the user said yes" is fabricated
+  when no user message said yes.
+- ``claim_contradicted`` (HIGH): a before message says otherwise — the user's "no, don't" after
+  the question the statement says they agreed to, a prohibition on the same thing, a tool
+  result "status: declined" for what "was approved", "NOT opened"/"unverified" for what a review
+  "found".
+- ``claim_misattributed`` (HIGH): the content was said by another party — a tool, a document, a
+  notification the agent tool wrote in the user role, another person — and is now the user's
+  (or a user's or tool's words are now the system's).
+
+What supports a statement depends on its party: the user's acts need a user message (or a short
+yes/no reply to the assistant message that asked it); the system's need a system/developer
+message or a trusted tool (``metadata.trusted_tools``); a check's finding may come from any
+message that reports it; another person's act needs a message that names them. A previous
+summary supports what it says. A statement supported only by an unverified claim of the user
+("I have admin authorization") is left to the claims check (``claim_promoted``).
+
+Thresholds: support is a coverage of at least ``SUPPORT`` (0.5; 0.6 for a quoted user message) of
+the statement's weighted content terms; a contradiction needs ``RELATED`` (0.4). They were set
+on the shared bug cases and the real exports (where faithful "the user confirmed / specified…"
+lines must stay unflagged). Known misses: a paraphrase that shares under half of its content
+words with what was said (a translated summary of an English conversation); a fabricated
+statement that reuses the words of an unrelated user message. Known false positives: a user
+message that answered through an attachment or a tool the context does not hold.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ctxaudit.engine.analysis import Analysis
+from ctxaudit.engine.checks import grounding as g
+from ctxaudit.engine.checks.claims import _json_value, trusted_tool_names
+from ctxaudit.engine.checks.statements import Statement, statements_in
+from ctxaudit.engine.checks.terms import terms
+from ctxaudit.engine.language.clauses import has_cjk
+from ctxaudit.engine.language.normalize import normalize
+from ctxaudit.engine.types import Finding, Severity, Span
+
+SUPPORT = 0.5
+QUOTE_SUPPORT = 0.6
+RELATED = 0.4
+MARGIN = 0.25
+
+PROVENANCE_KINDS = ("claim_fabricated", "claim_contradicted", "claim_misattributed")
+
+_USER_SOURCES = frozenset({"user", "summary"})
+_SYSTEM_SOURCES = frozenset({"system", "summary"})
+_OTHER_SOURCES = frozenset({"tool", "harness", "document"})
+# Statements about too little content to ground ("the user agreed.") are not judged.
+_MIN_WEIGHT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    kind: str  # one of PROVENANCE_KINDS
+    support: g.Support | None
+    why: str  # machine reason, kept in Finding.data
+
+
+def _wanted(st: Statement) -> dict[str, float]:
+    if st.act == "identity":
+        return terms(st.text)
+    return terms(st.content)
+
+
+def _reply_verdict(st: Statement, wanted: dict[str, float], gr: g.Grounder) -> Verdict | None:
+    """A short user reply to the assistant message that covers the statement: yes supports it,
+    no contradicts it."""
+    supported: Verdict | None = None
+    for reply, asked in gr.replies():
+        cov = gr.cover_in(asked, wanted, tail=g.WINDOW)
+        own = gr.cover_in(reply, wanted)
+        total = max(cov.coverage if cov else 0.0, 0.0) + (own.coverage if own else 0.0)
+        if total < SUPPORT:
+            continue
+        text = gr.text(reply)
+        if st.act == "refusal":
+            if g.refuses(text):
+                return None
+            continue
+        if g.refuses(text):
+            span = g.Support(1.0, reply, 0, len(text), "user", 0)
+            return Verdict("claim_contradicted", span, "user_refused")
+        if st.act == "consent" and not g.affirms(text):
+            continue
+        supported = Verdict("", None, "reply")
+    return supported
+
+
+def judge(st: Statement, gr: g.Grounder) -> Verdict | None:
+    """The provenance finding for one statement, or None when the before-context supports it."""
+    wanted = terms(st.text) if st.act == "identity" else _wanted(st)
+    if sum(wanted.values()) < _MIN_WEIGHT:
+        return None
+    threshold = QUOTE_SUPPORT if st.act == "quote" else SUPPORT
+    if st.party == "user":
+        return _judge_user(st, wanted, gr, threshold)
+    if st.party == "system":
+        own = gr.best(wanted, _SYSTEM_SOURCES)
+        if own and own.coverage >= threshold:
+            return None
+        other = gr.best(wanted, frozenset({"user", "tool", "harness", "document"}))
+        if other and other.coverage >= threshold:
+            return Verdict("claim_misattributed", other, f"said_by_{other.party}")
+        return Verdict("claim_fabricated", own or other, "no_source")
+    if st.party.startswith("person:"):
+        return _judge_person(st, wanted, gr, threshold)
+    if st.party == "check":
+        return _judge_finding(st, wanted, gr, threshold)
+    return _judge_approval(st, wanted, gr, threshold)
+
+
+def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float) -> Verdict | None:
+    own = gr.best(wanted, _USER_SOURCES)
+    negated_statement = st.act == "refusal" or g.prohibits(st.content)
+    if own and own.coverage >= threshold:
+        one = gr.sentence(own, wanted)
+        said = gr.text(one.index)[one.start : one.end]
+        if (
+            st.act in ("consent", "request", "decision")
+            and not negated_statement
+            and one.coverage >= threshold
+            and g.prohibits(said)
+            and gr.party(one.index) == "user"
+        ):
+            return Verdict("claim_contradicted", one, "user_prohibited")
+        return None
+    if st.act in ("consent", "request", "decision", "refusal"):
+        replied = _reply_verdict(st, wanted, gr)
+        if replied is not None:
+            return replied if replied.kind else None
+        if st.act != "consent" and gr.union(wanted, _USER_SOURCES) >= threshold:
+            return None
+    if st.act == "identity":
+        return None  # the claims check judges identities the user claimed
+    other = gr.best(wanted, _OTHER_SOURCES)
+    # Misattributed only when the other party clearly said it, not when both said part of it.
+    if other and other.coverage >= threshold and other.coverage >= (own.coverage if own else 0.0) + MARGIN:
+        return Verdict("claim_misattributed", other, f"said_by_{other.party}")
+    assistant = gr.best(wanted, frozenset({"assistant"}))
+    best = max((s for s in (own, other, assistant) if s), key=lambda s: s.coverage, default=None)
+    return Verdict("claim_fabricated", best, "no_user_message")
+
+
+def _judge_person(st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float) -> Verdict | None:
+    who = st.party.split(":", 1)[1]
+    core = who.split()[-1]
+    need = re.compile(re.escape(core), re.I)
+    named = gr.best(wanted, need=need)
+    if named and named.coverage >= threshold:
+        text = gr.text(named.index)[named.start : named.end]
+        if st.act == "consent" and g.declined(text) and not g.declined(st.text):
+            return Verdict("claim_contradicted", named, "declined")
+        return None
+    related = gr.best(wanted)
+    if related and related.coverage >= RELATED and st.act == "consent":
+        text = gr.text(related.index)[related.start : related.end]
+        if g.declined(text):
+            return Verdict("claim_contradicted", related, "declined")
+    return Verdict("claim_fabricated", named or related, "person_never_said")
+
+
+def _judge_finding(st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float) -> Verdict | None:
+    related = gr.best(wanted, frozenset({"tool", "system", "assistant", "harness", "document", "user", "summary"}))
+    if related and related.coverage >= RELATED:
+        text = gr.text(related.index)[related.start : related.end]
+        if g.not_done(text) and not g.not_done(st.text):
+            return Verdict("claim_contradicted", related, "check_not_done")
+    # A strong key (a file, a function) named where the check says it did not look.
+    strong = {t: w for t, w in wanted.items() if w >= 2.0}
+    if strong:
+        named = gr.best(strong, need=g._NOT_DONE)
+        if named and named.coverage >= SUPPORT and not g.not_done(st.text):
+            return Verdict("claim_contradicted", named, "check_not_done")
+    if related and related.coverage >= threshold:
+        return None
+    return Verdict("claim_fabricated", related, "no_check_result")
+
+
+def _judge_approval(st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float) -> Verdict | None:
+    related = gr.best(wanted, frozenset({"tool", "system", "user", "harness", "document", "summary"}))
+    if related and related.coverage >= RELATED:
+        text = gr.text(related.index)[related.start : related.end]
+        if g.declined(text) and not g.declined(st.text):
+            return Verdict("claim_contradicted", related, "declined")
+    approved = gr.best(wanted, need=g.APPROVAL_WORD)
+    if approved and approved.coverage >= threshold:
+        return None
+    return Verdict("claim_fabricated", approved or related, "no_approval")
+
+
+# --- findings ----------------------------------------------------------------------------------
+
+_PARTY_ZH = {"user": "用户", "system": "系统", "check": "检查/审查", "unknown": "（未说明谁）"}
+_PARTY_EN = {"user": "the user", "system": "the system", "check": "a check or review", "unknown": "someone (unnamed)"}
+_SOURCE_ZH = {
+    "user": "用户消息",
+    "harness": "工具写入用户角色的通知",
+    "tool": "工具输出",
+    "document": "检索/外部文档",
+    "system": "系统消息",
+    "assistant": "助手消息",
+    "summary": "上一次的摘要",
+}
+_SOURCE_EN = {
+    "user": "a user message",
+    "harness": "a notification the agent tool wrote in the user role",
+    "tool": "tool output",
+    "document": "a retrieved document",
+    "system": "a system message",
+    "assistant": "an assistant message",
+    "summary": "the previous summary",
+}
+
+
+def _who(party: str, zh: bool) -> str:
+    if party.startswith("person:"):
+        return party.split(":", 1)[1]
+    return (_PARTY_ZH if zh else _PARTY_EN).get(party, party)
+
+
+def _cut(text: str, n: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _message(st: Statement, v: Verdict, gr: g.Grounder) -> str:
+    said = _cut(st.text)
+    near = _cut(gr.text(v.support.index)[v.support.start : v.support.end]) if v.support else ""
+    where_en = (
+        f"the closest before text is {_SOURCE_EN.get(v.support.party, v.support.party)} #{v.support.index}: “{near}”"
+        if v.support
+        else "nothing in the before-context"
+    )
+    where_zh = (
+        f"压缩前最接近的是{_SOURCE_ZH.get(v.support.party, v.support.party)} #{v.support.index}：“{near}”"
+        if v.support
+        else "压缩前的上下文中没有任何依据"
+    )
+    who_en, who_zh = _who(st.party, False), _who(st.party, True)
+    if v.kind == "claim_fabricated":
+        en = (
+            f"Fabricated claim: after compression message #{st.message_index} says “{said}” about {who_en}, but nothing "
+            f"before compression supports it ({where_en})."
+        )
+        zh = f"编造的说法：压缩后消息 #{st.message_index} 称“{said}”（关于{who_zh}），但压缩前没有任何消息支持它（{where_zh}）。"
+    elif v.kind == "claim_contradicted":
+        en = (
+            f"Contradicted claim: after compression message #{st.message_index} says “{said}”, but before compression "
+            f"{_SOURCE_EN.get(v.support.party, '') if v.support else ''} #{v.support.index if v.support else '?'} says otherwise: “{near}”."
+        )
+        zh = (
+            f"与事实相反的说法：压缩后消息 #{st.message_index} 称“{said}”，但压缩前"
+            f"{_SOURCE_ZH.get(v.support.party, '') if v.support else ''} #{v.support.index if v.support else '?'} 说的正相反：“{near}”。"
+        )
+    else:
+        src_en = _SOURCE_EN.get(v.support.party, "") if v.support else ""
+        src_zh = _SOURCE_ZH.get(v.support.party, "") if v.support else ""
+        en = (
+            f"Misattributed claim: after compression message #{st.message_index} attributes “{said}” to {who_en}, but "
+            f"before compression it came from {src_en} #{v.support.index if v.support else '?'}: “{near}”."
+        )
+        zh = (
+            f"张冠李戴：压缩后消息 #{st.message_index} 把“{said}”归于{who_zh}，但压缩前它来自"
+            f"{src_zh} #{v.support.index if v.support else '?'}：“{near}”。"
+        )
+    return f"{zh} / {en}" if has_cjk(st.text) or has_cjk(near) else en
+
+
+def _verbatim_before(a: Analysis) -> str:
+    return "\x00".join(normalize(m.content) for m in a.before.messages)
+
+
+def check_provenance(a: Analysis) -> list[Finding]:
+    """Findings claim_fabricated / claim_contradicted / claim_misattributed (HIGH) for one event.
+
+    Evidence: (1) the statement — side "after", its sentence span; (2) the closest before span —
+    side "before" (absent when nothing in the before-context shares its content). `data`: party,
+    act, coverage (0..1 of the statement's content terms), source party and a reason.
+    """
+    found: list[Statement] = []
+    for index, m in a.index.new_messages():
+        # JSON summaries label their facts claimed/confirmed; the claims check reads those labels.
+        if m.role in ("assistant", "tool") or not m.content or _json_value(m.content) is not None:
+            continue
+        found.extend(statements_in(index, m.content))
+    if not found:
+        return []
+    blob = _verbatim_before(a)
+    found = [st for st in found if len(normalize(st.text)) < 8 or normalize(st.text) not in blob]
+    wanted_all: set[str] = set()
+    for st in found:
+        wanted_all |= set(terms(st.text))
+    gr = g.Grounder(a.before, trusted_tool_names(a.pair), wanted_all)
+    out: list[Finding] = []
+    seen: set[tuple[int, int]] = set()
+    for st in found:
+        key = (st.message_index, st.start)
+        if key in seen:
+            continue
+        v = judge(st, gr)
+        if v is None:
+            continue
+        seen.add(key)
+        evidence = [Span("after", st.message_index, st.start, st.end, st.text)]
+        if v.support is not None:
+            src = gr.text(v.support.index)
+            evidence.append(
+                Span("before", v.support.index, v.support.start, v.support.end, src[v.support.start : v.support.end])
+            )
+        out.append(
+            Finding(
+                v.kind,
+                Severity.HIGH,
+                _message(st, v, gr),
+                evidence=tuple(evidence),
+                data={
+                    "party": st.party,
+                    "act": st.act,
+                    "coverage": round(v.support.coverage, 3) if v.support else 0.0,
+                    "source": v.support.party if v.support else None,
+                    "reason": v.why,
+                },
+            )
+        )
+    return out

@@ -1,0 +1,270 @@
+"""Stale instructions: done or closed before, live or pending after (issue 12 §5).
+
+OpenHands stopped re-inserting the first user message next to its condensation summaries
+(github.com/OpenHands/OpenHands issue 11910) because the agent re-ran a task it had finished:
+a user message in the after-context reads as an open request.
+
+An instruction (a user message of the before-context, sentence by sentence) is *closed* when
+- the assistant reported it done later: a later assistant sentence covers at least ``DONE``
+  (0.6) of the instruction sentence's content terms (terms.py) and reads as a report — a
+  completion word ("done", "finished", "已完成", "搞定") or a past participle / "了" — not a
+  plan or a question ("I'll…", "ready to…", "准备…", "?"); or
+- it is a phase instruction ("don't code yet", "until I approve", "先别写代码", "在…之前不要")
+  and a later user message opened the next phase ("start implementation", "go ahead",
+  "开始实现", "可以开始").
+
+``stale_instruction``:
+- HIGH when the after-context holds the closed instruction as a live user message (a verbatim
+  copy, or a short user message covering ``LIVE`` (0.8) of it) with no assistant message after it
+  that reports it done;
+- MEDIUM when text the compressor wrote lists it as pending: a sentence under "Pending:",
+  "Next:", "TODO", "Remaining:", "待办", "下一步", "未完成" (for a phase instruction also
+  "Constraints:", "约束") that covers ``DONE`` of it.
+
+Only the user messages the after-context echoes are examined, so the cost is bounded by the
+after-context, not by the session's length. Known misses: completion reported only by a tool
+("exit code 0"); known false positives: a task the user asked to repeat in the same words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ctxaudit.engine.analysis import Analysis
+from ctxaudit.engine.checks.grounding import SUMMARY_KINDS, is_harness_text
+from ctxaudit.engine.checks.terms import coverage, terms
+from ctxaudit.engine.language.clauses import has_cjk, sentences
+from ctxaudit.engine.types import Finding, Message, Severity, Span
+
+DONE = 0.6
+LIVE = 0.8
+# How many messages after an instruction are searched for its completion report.
+_LOOKAHEAD = 40
+_MAX_REPORT_CHARS = 20_000
+
+_COMPLETION = re.compile(
+    r"\b(?:done|finished|completed?|complete|all set|in place|succeeded|successful(?:ly)?|now (?:live|passing|works?))\b|✅"
+    r"|已完成|完成了|做完|搞定|做好了|已经?(?:修复|添加|创建|部署|删除|重置|提交|合并|更新|实现|处理|发送|上线|改好|写好|配置)",
+    re.I,
+)
+_PARTICIPLE = re.compile(r"\b[a-z]{3,}ed\b|\b(?:reset|set|built|run|ran|made|written|sent|put|shipped|rebuilt|rerun)\b|了|已", re.I)
+_PLAN = re.compile(
+    r"\b(?:i'?ll|i will|will|shall|going to|ready to|let me|next|plan|planning|about to|should i|can i|would you|do you want)\b"
+    r"|准备|将要|我会|我将|接下来|下一步|打算|计划|是否|要不要|吗",
+    re.I,
+)
+_QUESTION = re.compile(r"[?？]\s*$")
+_PHASE = re.compile(
+    r"\b(?:don'?t|do not|no)\b[^.\n]{0,40}\b(?:yet|for now|until|before)\b|\bnot yet\b|\bwait (?:until|for)\b|\bhold off\b"
+    r"|先(?:别|不要|不用)|暂(?:时)?(?:不要|别|不)|在[^。\n]{1,20}之前(?:不要|别|不)|等[^。\n]{1,12}(?:之后|以后)再",
+    re.I,
+)
+_OPENS_PHASE = re.compile(
+    r"\b(?:start|begin|proceed|go ahead|go for it|let'?s (?:start|begin|implement|code|build|do it)|implement (?:it|this|the)|start (?:coding|implementation|implementing)|approved?|lgtm|do immediate)\b"
+    r"|开始(?:实现|编码|写|做|动手|开发)|可以(?:开始|写|动手|实现)|动手吧|批准|就按(?:这个|这样)|同意(?:这个)?方案",
+    re.I,
+)
+_PENDING_HEAD = re.compile(
+    r"^\s*(?:[#*>\-\d.\s]*)(?:\*\*)?(?:pending(?: tasks?)?|next(?: steps?)?|remaining|todo|to do|to-do|open (?:tasks|items)|in progress|still to do|outstanding"
+    r"|待办|下一步|未完成|待处理|进行中|接下来|剩余|后续)(?:\*\*)?\s*[:：]?",
+    re.I,
+)
+_CONSTRAINT_HEAD = re.compile(r"^\s*(?:[#*>\-\d.\s]*)(?:\*\*)?(?:constraints?|rules?|约束|规则|注意)(?:\*\*)?\s*[:：]?", re.I)
+_HEADING_LINE = re.compile(r"^\s*(?:#{1,6}\s|\*\*[^*]+\*\*\s*[:：]?\s*$|[^\n]{1,40}[:：]\s*$)")
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """A closed instruction sentence: before user message index, its span, how it was closed
+    ("done" | "phase_opened") and where (the before message that closed it)."""
+
+    index: int
+    start: int
+    end: int
+    text: str
+    how: str
+    closed_by: int
+    closer_start: int
+    closer_end: int
+
+
+def _is_live_user(m: Message) -> bool:
+    return m.role == "user" and m.kind not in SUMMARY_KINDS and not is_harness_text(m.content)
+
+
+def _report_sentence(text: str, wanted: dict[str, float]) -> tuple[int, int] | None:
+    """The span of a sentence of `text` that reports `wanted` done, if any."""
+    for s, e in sentences(text[:_MAX_REPORT_CHARS]):
+        sent = text[s:e]
+        if _QUESTION.search(sent) or _PLAN.search(sent):
+            continue
+        if coverage(wanted, terms(sent)) < DONE:
+            continue
+        if _COMPLETION.search(sent) or _PARTICIPLE.search(sent):
+            return s, e
+    return None
+
+
+def _closed(before: tuple[Message, ...], i: int, s: int, e: int) -> Closed | None:
+    """Whether sentence [s, e) of before user message i was closed later in the before-context."""
+    text = before[i].content[s:e]
+    wanted = terms(text)
+    if sum(wanted.values()) < 2:
+        return None
+    phase = bool(_PHASE.search(text))
+    for j in range(i + 1, min(len(before), i + 1 + _LOOKAHEAD)):
+        m = before[j]
+        if phase and _is_live_user(m) and _OPENS_PHASE.search(m.content[:2_000]):
+            return Closed(i, s, e, text, "phase_opened", j, 0, min(len(m.content), 200))
+        if not phase and m.role == "assistant":
+            hit = _report_sentence(m.content, wanted)
+            if hit:
+                return Closed(i, s, e, text, "done", j, hit[0], hit[1])
+    return None
+
+
+# Answers to a questionnaire ("Name: sanitize-chats.py - OK", "Default level: fine") accept a
+# proposal; they are not tasks that get done.
+_ANSWER = re.compile(r"^[^:：\n]{1,30}[:：]\s*\S|[-–—]\s*(?:ok|okay|fine|yes|good|可以|好的?)\s*$", re.I)
+
+
+def _instruction_sentences(m: Message) -> list[tuple[int, int]]:
+    return [
+        (s, e)
+        for s, e in sentences(m.content)
+        if not _QUESTION.search(m.content[s:e]) and not _ANSWER.search(m.content[s:e])
+    ]
+
+
+def check_stale_instructions(a: Analysis) -> list[Finding]:
+    """Findings ``stale_instruction`` for one event (see the module docstring). Evidence: the
+    after span, the instruction in the before-context and the message that closed it."""
+    before = a.before.messages
+    after = a.after.messages
+    summaries = {i for i, _ in a.index.summary_messages(a.pair.strategy)}
+    out: list[Finding] = []
+    cache: dict[tuple[int, int, int], Closed | None] = {}
+
+    def closed(i: int, s: int, e: int) -> Closed | None:
+        key = (i, s, e)
+        if key not in cache:
+            cache[key] = _closed(before, i, s, e)
+        return cache[key]
+
+    user_before = [(i, m) for i, m in enumerate(before) if _is_live_user(m)]
+    # 1. Live user messages in the after-context that repeat a closed instruction.
+    for k, m in enumerate(after):
+        if not _is_live_user(m) or k in summaries:
+            continue
+        src = a.index.source_of(m)
+        candidates = [(src, before[src])] if src is not None else user_before
+        mt = terms(m.content)
+        for i, b in candidates:
+            if src is None and coverage(terms(b.content), mt) < LIVE:
+                continue
+            for s, e in _instruction_sentences(b):
+                c = closed(i, s, e)
+                if c is None:
+                    continue
+                reported = any(
+                    later.role == "assistant" and _report_sentence(later.content, terms(c.text)) for later in after[k + 1 :]
+                )
+                if reported:
+                    continue
+                out.append(_finding(a, c, k, 0, len(m.content), m.content, live=True))
+                break
+            else:
+                continue
+            break
+    # 2. Pending items in the text the compressor wrote.
+    for k, m in a.index.new_messages():
+        if m.role in ("assistant", "tool") or not m.content:
+            continue
+        for s, e, constraint in _pending_sentences(m.content):
+            st = terms(m.content[s:e])
+            if sum(st.values()) < 2:
+                continue
+            for i, b in user_before:
+                hit = None
+                for bs, be in _instruction_sentences(b):
+                    bt = terms(b.content[bs:be])
+                    if coverage(bt, st) < DONE or coverage(st, bt) < 0.5:
+                        continue
+                    c = closed(i, bs, be)
+                    if c is not None and (not constraint or c.how == "phase_opened"):
+                        hit = c
+                        break
+                if hit:
+                    out.append(_finding(a, hit, k, s, e, m.content, live=False))
+                    break
+    return out
+
+
+def _pending_sentences(content: str) -> list[tuple[int, int, bool]]:
+    """(start, end, under_constraint_heading) of sentences listed as pending or as constraints."""
+    out: list[tuple[int, int, bool]] = []
+    section: str | None = None
+    pos = 0
+    for line in content.split("\n"):
+        ls, le = pos, pos + len(line)
+        pos = le + 1
+        if not line.strip():
+            continue
+        head = _PENDING_HEAD.match(line)
+        cons = _CONSTRAINT_HEAD.match(line)
+        if head or cons:
+            section = "pending" if head else "constraint"
+            rest_start = ls + (head or cons).end()  # type: ignore[union-attr]
+            if content[rest_start:le].strip():
+                for s, e in sentences(content[rest_start:le]):
+                    out.append((rest_start + s, rest_start + e, section == "constraint"))
+            continue
+        if _HEADING_LINE.match(line):
+            section = None
+            continue
+        if section:
+            for s, e in sentences(line):
+                out.append((ls + s, ls + e, section == "constraint"))
+    return out
+
+
+def _finding(a: Analysis, c: Closed, k: int, s: int, e: int, content: str, *, live: bool) -> Finding:
+    before = a.before.messages
+    closer = before[c.closed_by].content[c.closer_start : c.closer_end]
+    how_en = (
+        f"the assistant reported it done in message #{c.closed_by} (“{_cut(closer)}”)"
+        if c.how == "done"
+        else f"the user opened the next phase in message #{c.closed_by} (“{_cut(closer)}”)"
+    )
+    how_zh = (
+        f"助手已在消息 #{c.closed_by} 报告完成（“{_cut(closer)}”）"
+        if c.how == "done"
+        else f"用户已在消息 #{c.closed_by} 开启了下一阶段（“{_cut(closer)}”）"
+    )
+    where_en = f"re-inserts it as a live user message (#{k})" if live else f"lists it as pending (message #{k})"
+    where_zh = f"把它重新放成了一条有效的用户消息（#{k}）" if live else f"把它列为待办（消息 #{k}）"
+    en = (
+        f"Stale instruction: “{_cut(c.text)}” (before, user message #{c.index}) was closed — {how_en} — but the "
+        f"after-context {where_en}; the next turn may do it again."
+    )
+    msg = en
+    if has_cjk(c.text) or has_cjk(content[s:e]):
+        msg = f"过期指令：“{_cut(c.text)}”（压缩前用户消息 #{c.index}）已经结束——{how_zh}——但压缩后{where_zh}，下一轮可能会重做。 / {en}"
+    quote = content[s:e]
+    return Finding(
+        "stale_instruction",
+        Severity.HIGH if live else Severity.MEDIUM,
+        msg,
+        evidence=(
+            Span("after", k, s, e, quote),
+            Span("before", c.index, c.start, c.end, c.text),
+            Span("before", c.closed_by, c.closer_start, c.closer_end, closer),
+        ),
+        data={"closed": c.how, "live": live},
+    )
+
+
+def _cut(text: str, n: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -15,6 +15,9 @@ Exit codes (seed §4.6: fail closed — a rule the checker cannot vouch for bloc
     0  every case passed
     1  at least one violation: a rule missing, weakened or demoted, or a "fail" verdict
     2  bad input (unreadable file, invalid JSON, a context or rule the engine cannot read)
+    3  with --require-rules: a case had no rule in force (verdict "no_rules", issue 12 §6) and
+       none failed (1 wins over 3, 2 wins over both). Without it a no_rules case is listed as
+       such and does not change the exit code.
 
 With `--expect`, a case instead passes when the engine's results agree with the case's own
 `expected` block (rule states, demoted_rules, summary_elevated, verdict), which is how the seed
@@ -43,6 +46,7 @@ from ctxaudit.engine.types import AuditReport, ContextPair, Rule, RuleResult, Ru
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_BAD_INPUT = 2
+EXIT_NO_RULES = 3
 
 RULE_STATES = tuple(s.value for s in RuleState)
 # Findings whose after-side evidence quotes an unverified claim or injected imperative stated as fact.
@@ -248,7 +252,7 @@ def violations(report: AuditReport) -> list[str]:
             out.append(f"rule {r.rule_id} is {r.state.value}: {r.text}")
         if r.demoted:
             out.append(f"rule {r.rule_id} was demoted from the {r.role_before} role to {r.role_after}")
-    if report.verdict != "pass":
+    if report.verdict == "fail":
         kinds = sorted({f.kind for f in report.findings})
         out.append(f"verdict is {report.verdict}" + (f" (findings: {', '.join(kinds)})" if kinds else ""))
     return out
@@ -289,8 +293,12 @@ def mismatches(report: AuditReport, expected: dict[str, Any]) -> list[str]:
                 out.append(f"claims_promoted: {phrase!r} was not flagged")
         if not expected["claims_promoted"] and quotes:
             out.append(f"claims_promoted: expected none, {len(quotes)} flagged")
-    if "verdict" in expected and expected["verdict"] != report.verdict:
-        out.append(f"verdict: expected {expected['verdict']}, got {report.verdict}")
+    if "verdict" in expected:
+        # A list allows any of its verdicts (["pass", "no_rules"]), as in evaluate.
+        want = expected["verdict"]
+        allowed = [str(v) for v in want] if isinstance(want, list) else [str(want)]
+        if report.verdict not in allowed:
+            out.append(f"verdict: expected {' or '.join(allowed)}, got {report.verdict}")
     return out
 
 
@@ -357,7 +365,12 @@ def print_table(results: Sequence[CaseResult], out: TextIO) -> None:
         for kind, quote in case_findings(res.report):
             out.write(f"     {kind}: {quote}\n")
     failed = [r for r in results if not r.passed]
-    out.write(f"\n{len(results)} case(s): {len(results) - len(failed)} ok, {len(failed)} FAIL\n")
+    no_rules = [r for r in results if r.report.verdict == "no_rules"]
+    out.write(
+        f"\n{len(results)} case(s): {len(results) - len(failed)} ok, {len(failed)} FAIL, {len(no_rules)} no_rules\n"
+    )
+    for res in no_rules:
+        out.write(f"no_rules {res.case.id} ({res.case.origin}): no rule in force, nothing was checked\n")
     for res in failed:
         out.write(f"FAIL {res.case.id} ({res.case.origin})\n")
         for p in res.problems:
@@ -430,7 +443,8 @@ def _parser() -> argparse.ArgumentParser:
         "check",
         help="check compressor outputs against their rules; exit 1 on any lost, weakened or demoted rule",
         description="Run the ctxaudit engine on cases (samples-format JSONL) or on one before/after pair. "
-        "Exit 0: all cases pass; 1: a violation (missing/weakened/demoted rule or a fail verdict); 2: bad input.",
+        "Exit 0: all cases pass; 1: a violation (missing/weakened/demoted rule or a fail verdict); 2: bad input; "
+        "3: with --require-rules, a case had no rule in force (verdict no_rules).",
     )
     c.add_argument(
         "paths", nargs="*", metavar="PATH", help="case files (.jsonl, .json) or directories of them"
@@ -451,6 +465,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--junit-xml", type=Path, metavar="PATH", help="also write a JUnit XML report here")
     c.add_argument(
         "--json", action="store_true", help="print the full reports as JSON lines instead of the table"
+    )
+    c.add_argument(
+        "--require-rules",
+        action="store_true",
+        help="exit 3 when a case had no rule in force (verdict no_rules) and none failed",
     )
     c.add_argument(
         "--expect",
@@ -535,7 +554,11 @@ def main(
         except OSError as exc:
             err.write(f"ctxaudit: error: cannot write {args.junit_xml}: {exc.strerror or exc}\n")
             return EXIT_BAD_INPUT
-    return EXIT_OK if all(r.passed for r in results) else EXIT_VIOLATION
+    if not all(r.passed for r in results):
+        return EXIT_VIOLATION
+    if args.require_rules and any(r.report.verdict == "no_rules" for r in results):
+        return EXIT_NO_RULES
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -34,11 +34,18 @@ def bounded(f: Finding) -> Finding:
     return replace(f, message=message, evidence=evidence)
 
 
-def verdict_for(findings: list[Finding], summary_elevated: bool = False) -> str:
-    """fail when a rule is missing, weakened or demoted, the summary is elevated, or any other
-    finding is medium or worse; low findings (hygiene advice) alone pass."""
+VERDICTS = ("pass", "fail", "no_rules")
+
+
+def verdict_for(findings: list[Finding], summary_elevated: bool = False, rules_in_force: int | None = None) -> str:
+    """One of VERDICTS. "fail" when a rule is missing, weakened or demoted, the summary is
+    elevated, or any other finding is medium or worse; low findings (hygiene advice) alone do not
+    fail. Otherwise "no_rules" when `rules_in_force` is 0 (none given, no project rule set, none
+    extracted: nothing was checked, which is not a pass — issue 12 §6), else "pass"."""
     failing = any(f.kind in RULE_FINDING_KINDS or f.severity.rank >= Severity.MEDIUM.rank for f in findings)
-    return "fail" if failing or summary_elevated else "pass"
+    if failing or summary_elevated:
+        return "fail"
+    return "no_rules" if rules_in_force == 0 else "pass"
 
 
 def run_checks(
@@ -64,7 +71,7 @@ def run_checks(
     summary_elevated = any(f.kind == "summary_elevated" for f in findings)
     unauditable = sum(1 for f in findings if f.kind == "unauditable_compaction")
     tokens = token_stats(pair.before, pair.after, a.rules, counter or default_counter())
-    verdict = verdict_for(findings, summary_elevated)
+    verdict = verdict_for(findings, summary_elevated, len(a.rules))
     return AuditReport(
         verdict,  # type: ignore[arg-type]
         tuple(results),

@@ -179,7 +179,7 @@ class ContextPair:
 class AuditReport:
     """Everything the checks say about one compression event."""
 
-    verdict: Literal["pass", "fail"]
+    verdict: Literal["pass", "fail", "no_rules"]  # no_rules: nothing to check (issue 12 §6)
     rules: tuple[RuleResult, ...]
     findings: tuple[Finding, ...]
     tokens: TokenStats | None

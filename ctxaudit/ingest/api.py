@@ -99,7 +99,7 @@ def events_list(
     request: HttpRequest,
     session_id: str | None = None,
     status: Literal["pending", "checked", "error"] | None = None,
-    verdict: Literal["pass", "fail"] | None = None,
+    verdict: Literal["pass", "fail", "no_rules"] | None = None,
     limit: int = Query(50, ge=1, le=500),  # type: ignore[type-arg]
     offset: int = Query(0, ge=0, le=2**31 - 1),  # type: ignore[type-arg]
 ) -> Status[dict[str, Any]]:

@@ -103,7 +103,9 @@ class TokensOut(BaseModel):
 class EventOut(BaseModel):
     id: int
     status: Literal["pending", "checked", "error"]
-    verdict: Literal["pass", "fail"] | None
+    # "no_rules": no rule was in force (none given, no project rule set, none extracted) and no
+    # other finding failed the event; nothing was checked, so it is not a pass (issue 12 §6).
+    verdict: Literal["pass", "fail", "no_rules"] | None
     session_id: str
     sequence: int | None
     strategy: str

@@ -4,7 +4,7 @@ before they go on (seed §4.6: fail closed). Registered on the API hub (ctxaudit
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
@@ -35,7 +35,7 @@ class GateRuleOut(BaseModel):
 
 class GateOut(BaseModel):
     id: int
-    verdict: str  # "pass" | "fail"
+    verdict: Literal["pass", "fail", "no_rules"]
     status: str
     rules: list[GateRuleOut]
     findings: list[FindingOut]
@@ -45,7 +45,8 @@ class GateOut(BaseModel):
 
 def gate_body(event: Event, ui_url: str) -> dict[str, Any]:
     """The gate's answer: only the rules that block (missing, weakened, demoted), every finding.
-    A check that errored answers "fail": the gate never lets through what it could not check."""
+    A check that errored answers "fail": the gate never lets through what it could not check.
+    "no_rules" (no rule in force, nothing else failed) is answered as such and does not block."""
     report = event.report or {}
     blocking = [
         {k: r.get(k) for k in ("id", "text", "state", "demoted", "role_before", "role_after")}
@@ -60,7 +61,7 @@ def gate_body(event: Event, ui_url: str) -> dict[str, Any]:
     checked = event.status == Event.Status.CHECKED
     return {
         "id": event.pk,
-        "verdict": event.verdict if checked and event.verdict == "pass" else "fail",
+        "verdict": event.verdict if checked and event.verdict in ("pass", "no_rules") else "fail",
         "status": event.status,
         "rules": blocking,
         "findings": findings,

@@ -21,7 +21,7 @@ from ctxaudit.regression.models import ChecklistStep, RegressionCase, ReplayEndp
 
 logger = logging.getLogger(__name__)
 
-VERDICTS = ("pass", "fail")
+VERDICTS = ("pass", "fail", "no_rules")
 # Findings whose after-side evidence quotes a claim or imperative promoted to fact/instruction.
 PROMOTION_KINDS = ("claim_promoted", "injection_promoted")
 
@@ -122,7 +122,7 @@ def regression_case_update(
     """Edit a case's expected verdict and description (the rule states stay as recorded)."""
     if verdict is not None:
         if verdict not in VERDICTS:
-            raise ValueError("verdict must be pass or fail")
+            raise ValueError("verdict must be pass, fail or no_rules")
         case.expected = {**case.expected, "verdict": verdict}
     if description is not None:
         case.description = description.strip()[:5000]

@@ -45,7 +45,7 @@ def htmx_login_required(view: Callable[..., HttpResponse]) -> Callable[..., Http
 
 PAGE_SIZE = 50
 LIST_CAP = 50  # rules and findings shown on the event page before "show all"
-VERDICTS = ("fail", "pass", "pending", "error")
+VERDICTS = ("fail", "pass", "no_rules", "pending", "error")
 
 
 @htmx_login_required
@@ -66,7 +66,7 @@ def event_list(request: HttpRequest) -> HttpResponse:
             qs = qs.filter(project__name=f["project"])
     if f["session"]:
         qs = qs.filter(session__external_id__icontains=f["session"])
-    if f["verdict"] in ("pass", "fail"):
+    if f["verdict"] in ("pass", "fail", "no_rules"):
         qs = qs.filter(verdict=f["verdict"])
     elif f["verdict"] in ("pending", "error"):
         qs = qs.filter(status=f["verdict"])

@@ -80,7 +80,7 @@ _APPROVAL_WORD = re.compile(
     re.I,
 )
 _LATIN_RUN = re.compile(r"[a-z0-9]+")
-_CLAUSE = re.compile(r"[，；;]|,\s+(?=and\b|but\b|then\b|so\b)|,\s+")
+_CLAUSE = re.compile(r"[，；;：]|[,:]\s+")
 _IDENT = re.compile(r"[a-z0-9][a-z0-9_\-./@']*[a-z0-9]")
 
 
@@ -166,6 +166,8 @@ class Grounder:
                     t, p = hit.group(1), hit.start()
                     if not t.isascii():
                         pos[t].append(p)
+                        if len(t) > 1 and t[0] in cjk:
+                            pos[t[0]].append(p)  # the lookahead took the bigram; the character counts too
                         continue
                     if p and low[p - 1].isalnum():
                         continue  # not at a word start ("port" in "support")
@@ -329,9 +331,20 @@ class Grounder:
         return out
 
 
+_AFFIRM_ANY = re.compile(
+    r"\b(?:yes|ok(?:ay)?|sure|fine|go ahead|proceed|approved?|agreed?|sounds good|looks good|lgtm|do it|confirmed?)\b"
+    r"|好的?|可以|行|同意|没问题|开始吧|就这样|确认",
+    re.I,
+)
+_NEGATED_YES = re.compile(r"\b(?:not|no|don'?t|never)\b|不(?:可以|行|好|同意|要)|别|没", re.I)
+
+
 def affirms(text: str) -> bool:
-    """A reply that says yes ("ok, go ahead", "好的，继续")."""
-    return bool(_AFFIRM.match(text)) and not _REFUSE.match(text)
+    """A reply that says yes ("ok, go ahead", "好的，继续", "方案可以，开始吧")."""
+    head = text[:60]
+    if _REFUSE.match(text) or _NEGATED_YES.search(head):
+        return False
+    return bool(_AFFIRM.match(text) or _AFFIRM_ANY.search(head))
 
 
 def refuses(text: str) -> bool:

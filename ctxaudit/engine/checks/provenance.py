@@ -51,6 +51,7 @@ SUPPORT = 0.5
 QUOTE_SUPPORT = 0.6
 RELATED = 0.4
 MARGIN = 0.25
+CJK_SUPPORT = 0.4
 
 PROVENANCE_KINDS = ("claim_fabricated", "claim_contradicted", "claim_misattributed")
 
@@ -104,6 +105,9 @@ def judge(st: Statement, gr: g.Grounder) -> Verdict | None:
     if sum(wanted.values()) < _MIN_WEIGHT:
         return None
     threshold = QUOTE_SUPPORT if st.act == "quote" else SUPPORT
+    if has_cjk(st.content) and st.act != "quote":
+        # Bigram coverage is harsher than word coverage: a Chinese paraphrase swaps characters.
+        threshold = CJK_SUPPORT
     if st.party == "user":
         return _judge_user(st, wanted, gr, threshold)
     if st.party == "system":
@@ -122,6 +126,11 @@ def judge(st: Statement, gr: g.Grounder) -> Verdict | None:
 
 
 def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float) -> Verdict | None:
+    if st.act == "consent":
+        # A yes to the question the assistant asked settles it before any earlier message does.
+        replied = _reply_verdict(st, wanted, gr)
+        if replied is not None:
+            return replied if replied.kind else None
     own = gr.best(wanted, _USER_SOURCES)
     negated_statement = st.act == "refusal" or g.prohibits(st.content)
     if own and own.coverage >= threshold:

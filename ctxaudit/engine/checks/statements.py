@@ -99,7 +99,7 @@ _ZH_PASSIVE = re.compile(
 # Approvals with no agent: "the refund was approved", "approval was granted", "已获批准".
 _EN_AGENTLESS = re.compile(
     r"\b(?:was|were|has been|have been|is|are|got|been)\s+(?:now\s+|already\s+|fully\s+)?"
-    r"(?P<consent>approved|authori[sz]ed|signed off|green-?lit|okayed|cleared)\b(?!\s+by)"
+    r"(?P<consent>approved|authori[sz]ed|signed off|green-?lit|okayed|cleared)\b"
     r"|\b(?:approval|authori[sz]ation|permission|sign-off|consent|go-ahead)\s+(?:was|has been|is|were)\s+(?:already\s+)?(?:granted|given|obtained|received)\b",
     re.I,
 )
@@ -223,13 +223,16 @@ _QUESTION = re.compile(r"[?？]\s*$|吗\s*[。]?\s*$")
 _POSSESSED = re.compile(r"[有得获持经需由的]\S{0,3}$")
 
 
-def _content(sentence: str, a: int, b: int) -> str:
+def _content(sentence: str, a: int, b: int, passive: bool = False) -> str:
     """What a statement says was said or done: its own clause after the act words (the clause
     before them for a passive), else the rest of the sentence."""
+    sentence = _ASIDE.sub(lambda m: " " * len(m.group()), sentence)  # same length: offsets hold
     tail_cut = _FACT_BREAK.search(sentence, b)
     tail = sentence[b : tail_cut.start() if tail_cut else len(sentence)]
     heads = [m.end() for m in _FACT_BREAK.finditer(sentence, 0, a)]
     head = sentence[heads[-1] if heads else 0 : a]
+    if passive and len(re.findall(r"[A-Za-z0-9]{3,}|[\u3400-\u9fff]", head)) >= 2:
+        return _strip_markup(head)  # "the README update was requested by the user": the subject
     own = _strip_markup(_ASIDE.sub(" ", head + " " + tail))
     if len(re.findall(r"[A-Za-z0-9]{3,}|[\u3400-\u9fff]", own)) >= 2:
         return own
@@ -240,9 +243,11 @@ def _content(sentence: str, a: int, b: int) -> str:
 _ASIDE = re.compile(r"\([^()\n]{0,200}\)|（[^（）\n]{0,200}）|\[[^\[\]\n]{0,40}\]|【[^【】\n]{0,20}】")
 
 
-def _make(index: int, content: str, s: int, e: int, party: str, act: str, a: int, b: int, neg: bool = False) -> Statement:
+def _make(
+    index: int, content: str, s: int, e: int, party: str, act: str, a: int, b: int, neg: bool = False, passive: bool = False
+) -> Statement:
     sentence = content[s:e]
-    return Statement(index, s, e, sentence, party, act, _content(sentence, a - s, b - s), a, b, neg)
+    return Statement(index, s, e, sentence, party, act, _content(sentence, a - s, b - s, passive), a, b, neg)
 
 
 def _pending(sentence: str, start: int) -> bool:
@@ -275,7 +280,7 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
             act = _group(m, _ACTS) or "consent"
             party, _ = _party(m)
             found = True
-            yield _make(index, content, s, e, party, act, s + m.start(), s + m.end())
+            yield _make(index, content, s, e, party, act, s + m.start(), s + m.end(), passive=True)
     if not found:
         for pattern in (_EN_AGENTLESS, _ZH_AGENTLESS):
             m = pattern.search(sentence)

@@ -102,7 +102,9 @@ def terms(text: str) -> dict[str, float]:
             if _STRONG.search(low):
                 out[low] = 2.0
             for p in parts:
-                if len(p) == 1 and not p.isdigit():
+                if p.isdigit():
+                    continue  # "2.3", "v1.4.2": the number counts whole, not digit by digit
+                if len(p) == 1:
                     out[p] = out.get(p, 1.0)
                     continue
                 term = latin_term(p)

@@ -37,7 +37,9 @@ def bounded(f: Finding) -> Finding:
 VERDICTS = ("pass", "fail", "no_rules")
 
 
-def verdict_for(findings: list[Finding], summary_elevated: bool = False, rules_in_force: int | None = None) -> str:
+def verdict_for(
+    findings: list[Finding], summary_elevated: bool = False, rules_in_force: int | None = None
+) -> str:
     """One of VERDICTS. "fail" when a rule is missing, weakened or demoted, the summary is
     elevated, or any other finding is medium or worse; low findings (hygiene advice) alone do not
     fail. Otherwise "no_rules" when `rules_in_force` is 0 (none given, no project rule set, none

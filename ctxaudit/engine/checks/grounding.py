@@ -221,10 +221,10 @@ class Grounder:
         if not hits:
             return None
         if len(content) - lo <= SHORT:
-            found = {t for _, t in hits}
+            present = {t for _, t in hits}
             start, end = hits[0][0], hits[-1][0]
-            cov = sum(wanted[t] for t in found) / total
-            best = (cov, start, end, len(found))
+            cov = sum(wanted[t] for t in present) / total
+            best = (cov, start, end, len(present))
         else:
             best = self._window(hits, wanted, total)
         cov, start, end = best[0], best[1], best[2]
@@ -253,12 +253,14 @@ class Grounder:
         return sum(wanted[t] for t in terms_found) / total
 
     @staticmethod
-    def _window(hits: list[tuple[int, str]], wanted: dict[str, float], total: float) -> tuple[float, int, int, int]:
+    def _window(
+        hits: list[tuple[int, str]], wanted: dict[str, float], total: float
+    ) -> tuple[float, int, int, int]:
         counts: dict[str, int] = defaultdict(int)
         weight = 0.0
         best = (0.0, hits[0][0], hits[0][0], 0)
         j = 0
-        for i, (p, t) in enumerate(hits):
+        for p, t in hits:
             counts[t] += 1
             if counts[t] == 1:
                 weight += wanted[t]

@@ -67,7 +67,13 @@ _PURPOSE = re.compile(
     r"|上下文窗口|下一个(?:模型|智能体|助手)|(?:压缩|腾出)上下文|接手(?:这项)?(?:任务|工作)",
     re.I,
 )
-_FEATURES = (("address", _ADDRESS), ("imperative", _IMPERATIVE), ("tools", _TOOLS), ("format", _FORMAT), ("purpose", _PURPOSE))
+_FEATURES = (
+    ("address", _ADDRESS),
+    ("imperative", _IMPERATIVE),
+    ("tools", _TOOLS),
+    ("format", _FORMAT),
+    ("purpose", _PURPOSE),
+)
 
 
 def prompt_span(content: str) -> tuple[int, int, list[str]] | None:
@@ -87,9 +93,9 @@ def prompt_span(content: str) -> tuple[int, int, list[str]] | None:
             j += 1
         window = hits[j : i + 1]
         names = sorted({h[2] for h in window})
-        if len(names) >= 2 and ("address" in names or "imperative" in names):
-            if best is None or len(names) > len(best[2]):
-                best = (window[0][0], max(h[1] for h in window), names)
+        prompt_like = len(names) >= 2 and ("address" in names or "imperative" in names)
+        if prompt_like and (best is None or len(names) > len(best[2])):
+            best = (window[0][0], max(h[1] for h in window), names)
     return best
 
 

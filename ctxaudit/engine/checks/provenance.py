@@ -162,7 +162,9 @@ def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, thresho
     return Verdict("claim_fabricated", best, "no_user_message")
 
 
-def _judge_person(st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float) -> Verdict | None:
+def _judge_person(
+    st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float
+) -> Verdict | None:
     who = st.party.split(":", 1)[1]
     core = who.split()[-1]
     need = re.compile(re.escape(core), re.I)
@@ -180,8 +182,12 @@ def _judge_person(st: Statement, wanted: dict[str, float], gr: g.Grounder, thres
     return Verdict("claim_fabricated", named or related, "person_never_said")
 
 
-def _judge_finding(st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float) -> Verdict | None:
-    related = gr.best(wanted, frozenset({"tool", "system", "assistant", "harness", "document", "user", "summary"}))
+def _judge_finding(
+    st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float
+) -> Verdict | None:
+    related = gr.best(
+        wanted, frozenset({"tool", "system", "assistant", "harness", "document", "user", "summary"})
+    )
     if related and related.coverage >= RELATED:
         text = gr.text(related.index)[related.start : related.end]
         if g.not_done(text) and not g.not_done(st.text):
@@ -197,7 +203,9 @@ def _judge_finding(st: Statement, wanted: dict[str, float], gr: g.Grounder, thre
     return Verdict("claim_fabricated", related, "no_check_result")
 
 
-def _judge_approval(st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float) -> Verdict | None:
+def _judge_approval(
+    st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float
+) -> Verdict | None:
     related = gr.best(wanted, frozenset({"tool", "system", "user", "harness", "document", "summary"}))
     if related and related.coverage >= RELATED:
         text = gr.text(related.index)[related.start : related.end]
@@ -212,7 +220,12 @@ def _judge_approval(st: Statement, wanted: dict[str, float], gr: g.Grounder, thr
 # --- findings ----------------------------------------------------------------------------------
 
 _PARTY_ZH = {"user": "用户", "system": "系统", "check": "检查/审查", "unknown": "（未说明谁）"}
-_PARTY_EN = {"user": "the user", "system": "the system", "check": "a check or review", "unknown": "someone (unnamed)"}
+_PARTY_EN = {
+    "user": "the user",
+    "system": "the system",
+    "check": "a check or review",
+    "unknown": "someone (unnamed)",
+}
 _SOURCE_ZH = {
     "user": "用户消息",
     "harness": "工具写入用户角色的通知",
@@ -326,7 +339,13 @@ def check_provenance(a: Analysis) -> list[Finding]:
         if v.support is not None:
             src = gr.text(v.support.index)
             evidence.append(
-                Span("before", v.support.index, v.support.start, v.support.end, src[v.support.start : v.support.end])
+                Span(
+                    "before",
+                    v.support.index,
+                    v.support.start,
+                    v.support.end,
+                    src[v.support.start : v.support.end],
+                )
             )
         out.append(
             Finding(

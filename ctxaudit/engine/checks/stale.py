@@ -48,7 +48,9 @@ _COMPLETION = re.compile(
     r"|已完成|完成了|做完|搞定|做好了|已经?(?:修复|添加|创建|部署|删除|重置|提交|合并|更新|实现|处理|发送|上线|改好|写好|配置)",
     re.I,
 )
-_PARTICIPLE = re.compile(r"\b[a-z]{3,}ed\b|\b(?:reset|set|built|run|ran|made|written|sent|put|shipped|rebuilt|rerun)\b|了|已", re.I)
+_PARTICIPLE = re.compile(
+    r"\b[a-z]{3,}ed\b|\b(?:reset|set|built|run|ran|made|written|sent|put|shipped|rebuilt|rerun)\b|了|已", re.I
+)
 _PLAN = re.compile(
     r"\b(?:i'?ll|i will|will|shall|going to|ready to|let me|next|plan|planning|about to|should i|can i|would you|do you want)\b"
     r"|准备|将要|我会|我将|接下来|下一步|打算|计划|是否|要不要|吗",
@@ -70,7 +72,9 @@ _PENDING_HEAD = re.compile(
     r"|待办|下一步|未完成|待处理|进行中|接下来|剩余|后续)(?:\*\*)?\s*[:：]?",
     re.I,
 )
-_CONSTRAINT_HEAD = re.compile(r"^\s*(?:[#*>\-\d.\s]*)(?:\*\*)?(?:constraints?|rules?|约束|规则|注意)(?:\*\*)?\s*[:：]?", re.I)
+_CONSTRAINT_HEAD = re.compile(
+    r"^\s*(?:[#*>\-\d.\s]*)(?:\*\*)?(?:constraints?|rules?|约束|规则|注意)(?:\*\*)?\s*[:：]?", re.I
+)
 _HEADING_LINE = re.compile(r"^\s*(?:#{1,6}\s|\*\*[^*]+\*\*\s*[:：]?\s*$|[^\n]{1,40}[:：]\s*$)")
 
 
@@ -168,7 +172,8 @@ def check_stale_instructions(a: Analysis) -> list[Finding]:
                 if c is None:
                     continue
                 reported = any(
-                    later.role == "assistant" and _report_sentence(later.content, terms(c.text)) for later in after[k + 1 :]
+                    later.role == "assistant" and _report_sentence(later.content, terms(c.text))
+                    for later in after[k + 1 :]
                 )
                 if reported:
                     continue
@@ -242,7 +247,9 @@ def _finding(a: Analysis, c: Closed, k: int, s: int, e: int, content: str, *, li
         if c.how == "done"
         else f"用户已在消息 #{c.closed_by} 开启了下一阶段（“{_cut(closer)}”）"
     )
-    where_en = f"re-inserts it as a live user message (#{k})" if live else f"lists it as pending (message #{k})"
+    where_en = (
+        f"re-inserts it as a live user message (#{k})" if live else f"lists it as pending (message #{k})"
+    )
     where_zh = f"把它重新放成了一条有效的用户消息（#{k}）" if live else f"把它列为待办（消息 #{k}）"
     en = (
         f"Stale instruction: “{_cut(c.text)}” (before, user message #{c.index}) was closed — {how_en} — but the "

@@ -67,7 +67,9 @@ _FINDING_EN = (
 _FINDING_ZH = r"发现|显示|表明|检测到|查出|确认|报告|通过|未通过|没有通过|显示出"
 
 _ADVERBS_EN = r"(?:(?:has|have|had|already|also|explicitly|clearly|then|now|previously|just|later|finally|again|repeatedly|earlier|indeed|personally|specifically|verbally|been)\s+){0,3}"
-_ADVERBS_ZH = r"(?:已经|已|曾经|曾|也|都|明确|明确地|刚才|之前|此前|本人|亲自|再次|口头|当时|随后|最终|终于|还)*"
+_ADVERBS_ZH = (
+    r"(?:已经|已|曾经|曾|也|都|明确|明确地|刚才|之前|此前|本人|亲自|再次|口头|当时|随后|最终|终于|还)*"
+)
 
 
 def _alt(d: dict[str, str]) -> str:
@@ -82,7 +84,9 @@ _EN_ACT_STATEMENT = re.compile(
     rf"(?<![\w-])(?:{_party_alt(_PARTY_EN, 'p_')})(?:'s)?\s+{_ADVERBS_EN}(?:{_alt(_ACT_EN)})\b", re.I
 )
 # Not after a possession or a passive marker: "拥有管理员授权" is a noun phrase, "经管理员同意" a passive.
-_ZH_ACT_STATEMENT = re.compile(rf"(?<![有得的持获需要经由])(?:{_party_alt(_PARTY_ZH, 'p_')}){_ADVERBS_ZH}(?:{_alt(_ACT_ZH)})")
+_ZH_ACT_STATEMENT = re.compile(
+    rf"(?<![有得的持获需要经由])(?:{_party_alt(_PARTY_ZH, 'p_')}){_ADVERBS_ZH}(?:{_alt(_ACT_ZH)})"
+)
 _EN_PASSIVE = re.compile(
     rf"\b(?:(?P<consent>approved|authori[sz]ed|agreed|confirmed|signed off|okayed|permitted|allowed)"
     rf"|(?P<request>requested|asked for|instructed|ordered)|(?P<decision>decided|chosen)"
@@ -103,7 +107,9 @@ _EN_AGENTLESS = re.compile(
     r"|\b(?:approval|authori[sz]ation|permission|sign-off|consent|go-ahead)\s+(?:was|has been|is|were)\s+(?:already\s+)?(?:granted|given|obtained|received)\b",
     re.I,
 )
-_ZH_AGENTLESS = re.compile(r"(?P<consent>(?:已|已经)(?:获|被)?(?:批准|获批|审批通过|授权|同意|放行)|审批(?:已|已经)?通过|已获批)")
+_ZH_AGENTLESS = re.compile(
+    r"(?P<consent>(?:已|已经)(?:获|被)?(?:批准|获批|审批通过|授权|同意|放行)|审批(?:已|已经)?通过|已获批)"
+)
 _EN_IDENTITY = re.compile(
     rf"(?<![\w-])(?:{_party_alt(_PARTY_EN, 'p_')})\s+(?:is|was|has been)\s+(?:actually\s+|indeed\s+|now\s+)?(?:the|an?|our|their)\s+"
     r"(?P<identity>(?:[\w-]+\s+){0,2}?(?:admin|administrator|owner|manager|supervisor|developer|root user|sysadmin|ceo|cfo|cto|employee|staff member|maintainer|moderator|lead|director|auditor|approver))\b"
@@ -114,7 +120,10 @@ _ZH_IDENTITY = re.compile(
     rf"(?:{_party_alt(_PARTY_ZH, 'p_')})(?:本人)?(?:是|为|身为|系)(?:本店|公司|我们的|该)?(?P<identity>超级管理员|管理员|系统管理员|老板|店长|经理|主管|负责人|开发者|运维|审核员|内部员工|股东|法人|账户所有人|账号所有人)"
     rf"|(?:{_party_alt(_PARTY_ZH, 'q_')})(?:拥有|有|具有|持有)(?P<identity2>管理员|超管|最高|特殊|root)(?:权限|身份|授权)"
 )
-_EN_FINDING = re.compile(rf"\b(?P<check>{_CHECK_EN})\s+(?:has\s+|have\s+|had\s+|also\s+|already\s+){{0,2}}(?P<finding>{_FINDING_EN})\b", re.I)
+_EN_FINDING = re.compile(
+    rf"\b(?P<check>{_CHECK_EN})\s+(?:has\s+|have\s+|had\s+|also\s+|already\s+){{0,2}}(?P<finding>{_FINDING_EN})\b",
+    re.I,
+)
 _ZH_FINDING = re.compile(rf"(?P<check>{_CHECK_ZH})(?:已经|已|也|均|都)?(?P<finding>{_FINDING_ZH})")
 _LABELLED_FINDING = re.compile(
     r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:(?:key |main |review |security |scan )?findings?|issues? found|review result|scan result|audit result|verdict"
@@ -144,7 +153,9 @@ _BULLET_ACT_ZH = re.compile(
 )
 _BULLET_FINDING = re.compile(r"^(?:found|detected|identified|flagged|发现|检测到|查出)", re.I)
 # Negation inside a statement's own words ("the user did not approve"): a refusal, not consent.
-_NEG = re.compile(r"\b(?:not|never|no longer|didn't|did not|hasn't|has not|haven't|won't|wouldn't)\b|没有|没|未|不", re.I)
+_NEG = re.compile(
+    r"\b(?:not|never|no longer|didn't|did not|hasn't|has not|haven't|won't|wouldn't)\b|没有|没|未|不", re.I
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +220,9 @@ def _negated(sentence: str, act_start: int, act_end: int) -> bool:
 
 
 # Clause breaks that start another fact: "，" and "；" in Chinese; "; " and ", and/but/which" in English.
-_FACT_BREAK = re.compile(r"[，；;]|,\s+(?:and|but|which|while|so|then|after|before)\b|\s+(?:and then|but)\s+", re.I)
+_FACT_BREAK = re.compile(
+    r"[，；;]|,\s+(?:and|but|which|while|so|then|after|before)\b|\s+(?:and then|but)\s+", re.I
+)
 # Words before the party that make it a pending or conditional act, not a report of one:
 # "wait for the user to confirm", "if the user agrees", "需要用户确认", "等待用户确认".
 _PENDING = re.compile(
@@ -244,7 +257,16 @@ _ASIDE = re.compile(r"\([^()\n]{0,200}\)|（[^（）\n]{0,200}）|\[[^\[\]\n]{0,
 
 
 def _make(
-    index: int, content: str, s: int, e: int, party: str, act: str, a: int, b: int, neg: bool = False, passive: bool = False
+    index: int,
+    content: str,
+    s: int,
+    e: int,
+    party: str,
+    act: str,
+    a: int,
+    b: int,
+    neg: bool = False,
+    passive: bool = False,
 ) -> Statement:
     sentence = content[s:e]
     return Statement(index, s, e, sentence, party, act, _content(sentence, a - s, b - s, passive), a, b, neg)
@@ -257,13 +279,18 @@ def _pending(sentence: str, start: int) -> bool:
 
 def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[Statement]:
     sentence = content[s:e]
+    m: re.Match[str] | None
     if _QUESTION.search(sentence):
         return
     found = False
     for pattern in (_EN_ACT_STATEMENT, _ZH_ACT_STATEMENT):
         for m in pattern.finditer(sentence):
             act = _group(m, _ACTS)
-            if act is None or _pending(sentence, m.start()) or _POSSESSED.search(sentence[max(0, m.start() - 4) : m.start()]):
+            if (
+                act is None
+                or _pending(sentence, m.start())
+                or _POSSESSED.search(sentence[max(0, m.start() - 4) : m.start()])
+            ):
                 continue
             party, _ = _party(m)
             neg = _negated(sentence, m.start(), m.end())

@@ -152,7 +152,12 @@ class Grounder:
         cjk = {t for t in wanted if not t.isascii()}
         # Lookahead alternations find every start position, overlapping ones included
         # ("登录" and "录页" in "登录页"); what term starts there is decided below.
-        starts = sorted({t[:6] for t in latin} | cjk, key=len, reverse=True)
+        # A model or part number named by its prefix ("SMS4" for "SMS4HVI45E") names the same thing.
+        models: dict[str, list[str]] = defaultdict(list)
+        for t in latin:
+            if len(t) > 4 and any(ch.isdigit() for ch in t):
+                models[t[:4]].append(t)
+        starts = sorted({t[:6] for t in latin} | set(models) | cjk, key=len, reverse=True)
         pattern = re.compile("(?=(" + "|".join(re.escape(t) for t in starts) + "))") if starts else None
         letter = re.compile(r"(?<![A-Za-z0-9])([A-Z0-9])(?![A-Za-z0-9])") if letters else None
         for src in self.sources:
@@ -169,12 +174,16 @@ class Grounder:
                         if len(t) > 1 and t[0] in cjk:
                             pos[t[0]].append(p)  # the lookahead took the bigram; the character counts too
                         continue
-                    if p and low[p - 1].isalnum():
-                        continue  # not at a word start ("port" in "support")
+                    if p and low[p - 1].isascii() and low[p - 1].isalnum():
+                        continue  # not at a word start ("port" in "support"); "客户a/b" is one
                     run = _LATIN_RUN.match(low, p)
                     term = latin_term(run.group()) if run else None
                     if term in latin:
                         pos[term].append(p)
+                    elif run and len(run.group()) >= 4 and any(ch.isdigit() for ch in run.group()):
+                        for model in models.get(run.group()[:4], ()):
+                            if model.startswith(run.group()[:6]):
+                                pos[model].append(p)
                     whole = _IDENT.match(low, p)
                     if whole:
                         w = whole.group().rstrip(".'")
@@ -335,7 +344,7 @@ class Grounder:
 
 _AFFIRM_ANY = re.compile(
     r"\b(?:yes|ok(?:ay)?|sure|fine|go ahead|proceed|approved?|agreed?|sounds good|looks good|lgtm|do it|confirmed?)\b"
-    r"|好的?|可以|行|同意|没问题|开始吧|就这样|确认",
+    r"|好的?|可以|行|同意|没问题|开始吧|就这样|确认|^(?:要|是的?|对|嗯)(?:[，,。！!\s]|$)|(?<![不别])[\u4e00-\u9fff]吧",
     re.I,
 )
 _NEGATED_YES = re.compile(r"\b(?:not|no|don'?t|never)\b|不(?:可以|行|好|同意|要)|别|没", re.I)

@@ -36,12 +36,12 @@ message that answered through an attachment or a tool the context does not hold.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ctxaudit.engine.analysis import Analysis
 from ctxaudit.engine.checks import grounding as g
 from ctxaudit.engine.checks.claims import _json_value, trusted_tool_names
-from ctxaudit.engine.checks.statements import Statement, statements_in
+from ctxaudit.engine.checks.statements import Statement, statements_in, wider_content
 from ctxaudit.engine.checks.terms import terms
 from ctxaudit.engine.language.clauses import has_cjk
 from ctxaudit.engine.language.normalize import normalize
@@ -50,8 +50,10 @@ from ctxaudit.engine.types import Finding, Severity, Span
 SUPPORT = 0.5
 QUOTE_SUPPORT = 0.6
 RELATED = 0.4
-MARGIN = 0.25
-CJK_SUPPORT = 0.4
+# Misattributed only when the user said (almost) none of it: a user who raised the topic and a
+# tool that added the details make a merged statement, not someone else's words.
+OWN_AT_MOST = 0.3
+CJK_SUPPORT = 0.35
 
 PROVENANCE_KINDS = ("claim_fabricated", "claim_contradicted", "claim_misattributed")
 
@@ -75,7 +77,9 @@ def _wanted(st: Statement) -> dict[str, float]:
     return terms(st.content)
 
 
-def _reply_verdict(st: Statement, wanted: dict[str, float], gr: g.Grounder) -> Verdict | None:
+def _reply_verdict(
+    st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float = SUPPORT
+) -> Verdict | None:
     """A short user reply to the assistant message that covers the statement: yes supports it,
     no contradicts it."""
     supported: Verdict | None = None
@@ -83,7 +87,7 @@ def _reply_verdict(st: Statement, wanted: dict[str, float], gr: g.Grounder) -> V
         cov = gr.cover_in(asked, wanted, tail=g.WINDOW)
         own = gr.cover_in(reply, wanted)
         total = max(cov.coverage if cov else 0.0, 0.0) + (own.coverage if own else 0.0)
-        if total < SUPPORT:
+        if total < threshold:
             continue
         text = gr.text(reply)
         if st.act == "refusal":
@@ -100,7 +104,19 @@ def _reply_verdict(st: Statement, wanted: dict[str, float], gr: g.Grounder) -> V
 
 
 def judge(st: Statement, gr: g.Grounder) -> Verdict | None:
-    """The provenance finding for one statement, or None when the before-context supports it."""
+    """The provenance finding for one statement, or None when the before-context supports it.
+    A statement its own clause cannot ground is tried once more with the whole sentence: a
+    summary that joins two parts of one instruction ("不能写真名，统一用代称") paraphrases both."""
+    v = _judge(st, gr)
+    if v is None or v.kind == "claim_contradicted" or st.act in ("quote", "identity"):
+        return v
+    wider = replace(st, content=wider_content(st))
+    if wider.content.split() != st.content.split() and _judge(wider, gr) is None:
+        return None
+    return v
+
+
+def _judge(st: Statement, gr: g.Grounder) -> Verdict | None:
     wanted = terms(st.text) if st.act == "identity" else _wanted(st)
     if sum(wanted.values()) < _MIN_WEIGHT:
         return None
@@ -128,16 +144,18 @@ def judge(st: Statement, gr: g.Grounder) -> Verdict | None:
 def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float) -> Verdict | None:
     if st.act == "consent":
         # A yes to the question the assistant asked settles it before any earlier message does.
-        replied = _reply_verdict(st, wanted, gr)
+        replied = _reply_verdict(st, wanted, gr, threshold)
         if replied is not None:
             return replied if replied.kind else None
     own = gr.best(wanted, _USER_SOURCES)
-    negated_statement = st.act == "refusal" or g.prohibits(st.content)
+    # A rule restated ("at most 30 lines" for "must not exceed thirty") is not the user's "no":
+    # only an agreement or a decision is contradicted by a prohibition on the same thing.
+    negated_statement = st.act == "refusal" or g.prohibits(st.text)
     if own and own.coverage >= threshold:
         one = gr.sentence(own, wanted)
         said = gr.text(one.index)[one.start : one.end]
         if (
-            st.act in ("consent", "request", "decision")
+            st.act in ("consent", "decision")
             and not negated_statement
             and one.coverage >= threshold
             and g.prohibits(said)
@@ -146,7 +164,7 @@ def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, thresho
             return Verdict("claim_contradicted", one, "user_prohibited")
         return None
     if st.act in ("consent", "request", "decision", "refusal"):
-        replied = _reply_verdict(st, wanted, gr)
+        replied = _reply_verdict(st, wanted, gr, threshold)
         if replied is not None:
             return replied if replied.kind else None
         if st.act != "consent" and gr.union(wanted, _USER_SOURCES) >= threshold:
@@ -155,7 +173,7 @@ def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, thresho
         return None  # the claims check judges identities the user claimed
     other = gr.best(wanted, _OTHER_SOURCES)
     # Misattributed only when the other party clearly said it, not when both said part of it.
-    if other and other.coverage >= threshold and other.coverage >= (own.coverage if own else 0.0) + MARGIN:
+    if other and other.coverage >= threshold and (own.coverage if own else 0.0) < OWN_AT_MOST:
         return Verdict("claim_misattributed", other, f"said_by_{other.party}")
     assistant = gr.best(wanted, frozenset({"assistant"}))
     best = max((s for s in (own, other, assistant) if s), key=lambda s: s.coverage, default=None)

@@ -104,11 +104,13 @@ _ZH_PASSIVE = re.compile(
 _EN_AGENTLESS = re.compile(
     r"\b(?:was|were|has been|have been|is|are|got|been)\s+(?:now\s+|already\s+|fully\s+)?"
     r"(?P<consent>approved|authori[sz]ed|signed off|green-?lit|okayed|cleared)\b"
-    r"|\b(?:approval|authori[sz]ation|permission|sign-off|consent|go-ahead)\s+(?:was|has been|is|were)\s+(?:already\s+)?(?:granted|given|obtained|received)\b",
+    r"|\b(?:approval|authori[sz]ation|permission|sign-off|consent|go-ahead)\s+(?:was|has been|is|were)\s+(?:already\s+)?(?:granted|given|obtained|received)\b"
+    r"|\b(?:payment|charge|transaction|transfer)\s+(?:\S+\s+){0,3}?(?:was|has been|is|went)\s+(?:successful|completed|captured|cleared|through|received)\b|\bpaid (?:successfully|in full)\b",
     re.I,
 )
 _ZH_AGENTLESS = re.compile(
-    r"(?P<consent>(?:已|已经)(?:获|被)?(?:批准|获批|审批通过|授权|同意|放行)|审批(?:已|已经)?通过|已获批)"
+    r"(?P<consent>(?:已|已经)(?:获|被)?(?:批准|获批|审批通过|授权|同意|放行)|审批(?:已|已经)?通过|已获批"
+    r"|(?:已|已经)?(?:支付|付款|扣款|收款|到账)(?:已|已经)?(?:成功|完成))"
 )
 _EN_IDENTITY = re.compile(
     rf"(?<![\w-])(?:{_party_alt(_PARTY_EN, 'p_')})\s+(?:is|was|has been)\s+(?:actually\s+|indeed\s+|now\s+)?(?:the|an?|our|their)\s+"
@@ -244,8 +246,10 @@ def _content(sentence: str, a: int, b: int, passive: bool = False) -> str:
     tail = sentence[b : tail_cut.start() if tail_cut else len(sentence)]
     heads = [m.end() for m in _FACT_BREAK.finditer(sentence, 0, a)]
     head = sentence[heads[-1] if heads else 0 : a]
-    if passive and len(re.findall(r"[A-Za-z0-9]{3,}|[\u3400-\u9fff]", head)) >= 2:
+    if passive and _substantial(head):
         return _strip_markup(head)  # "the README update was requested by the user": the subject
+    if not passive and _substantial(tail):
+        return _strip_markup(tail)  # "for ticket 9912 the user approved X": what was approved
     own = _strip_markup(_ASIDE.sub(" ", head + " " + tail))
     if len(re.findall(r"[A-Za-z0-9]{3,}|[\u3400-\u9fff]", own)) >= 2:
         return own
@@ -253,7 +257,20 @@ def _content(sentence: str, a: int, b: int, passive: bool = False) -> str:
 
 
 # Asides in parentheses are the compressor's details ("asked for pricing (Basic $10, Pro $30)").
-_ASIDE = re.compile(r"\([^()\n]{0,200}\)|（[^（）\n]{0,200}）|\[[^\[\]\n]{0,40}\]|【[^【】\n]{0,20}】")
+_ASIDE = re.compile(r"\([^()\n]{0,200}\)|（[^（）\n]{0,200}）|^\s*\[[^\[\]\n]{0,40}\]|【[^【】\n]{0,20}】")
+
+
+def _substantial(text: str) -> bool:
+    return len(re.findall(r"[A-Za-z0-9]{3,}|[\u3400-\u9fff]", text)) >= 2
+
+
+def wider_content(st: Statement) -> str:
+    """The whole sentence without the party and act words: what a statement may be about when
+    its own clause is a paraphrase of part of what was said."""
+    s = st.act_start - st.start
+    e = st.act_end - st.start
+    sentence = _ASIDE.sub(" ", st.text[:s]) + " " + _ASIDE.sub(" ", st.text[e:])
+    return _strip_markup(sentence)
 
 
 def _make(
@@ -313,7 +330,9 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
             m = pattern.search(sentence)
             if m and not _negated(sentence, m.start(), m.end()):
                 found = True
-                yield _make(index, content, s, e, "unknown", "consent", s + m.start(), s + m.end())
+                yield _make(
+                    index, content, s, e, "unknown", "consent", s + m.start(), s + m.end(), passive=True
+                )
                 break
     for pattern in (_EN_IDENTITY, _ZH_IDENTITY):
         m = pattern.search(sentence)

@@ -34,7 +34,7 @@ _NOT_CONTENT_EN = (
     "approve approved approval agree agreed agreement consent consented confirm confirmed confirmation "
     "accept accepted okayed allow allowed permit permitted permission authorize authorized authorise "
     "authorised authorization sign signed go-ahead yes said say says stated state mention mentioned "
-    "note noted explain explained report reported indicate indicated clarify clarified point pointed "
+    "note noted explain explained indicate indicated clarify clarified point pointed "
     "reply replied answer answered respond responded decide decided decision choose chose chosen "
     "select selected pick picked settle settled decline declined reject rejected refuse refused "
     "deny denied veto vetoed found find finding findings detect detected identify identified reveal "
@@ -47,8 +47,13 @@ _NOT_CONTENT_ZH = (
     "用户 客户 对方 助手 系统 要求 请求 希望 想要 指示 吩咐 提出 同意 批准 确认 答应 认可 允许 授权 "
     "准许 接受 拒绝 否决 驳回 决定 选择 选定 表示 提到 提及 指出 说明 强调 回复 回答 告诉 说过 发现 "
     "显示 表明 检测 审查 评审 扫描 检查 测试 审计 结果 结论 已经 之前 此前 曾经 明确 摘要 会话 消息 对话 "
-    "诉求 需求 意见 事情 一下 这个 那个"
+    "诉求 需求 意见 事情 一下 这个 那个 已完成 完成 已经"
 )
+
+
+# Weight of a single CJK character next to a bigram (1.0): Chinese paraphrases keep the
+# characters of a word more often than its bigrams ("真名" / "真实姓名", "删除" / "删掉").
+CJK_CHAR_WEIGHT = 1.0
 
 
 def _stem(word: str) -> str:
@@ -127,7 +132,7 @@ def terms(text: str) -> dict[str, float]:
         # ("删除" / "删掉") more often than they keep whole bigrams.
         for ch in set(kept):
             if ch not in _ZH_WEAK and ch not in _STOP_CHARS:
-                out.setdefault(ch, 0.5)
+                out.setdefault(ch, CJK_CHAR_WEIGHT)
     return out
 
 

@@ -138,8 +138,17 @@ def case_from_dict(data: Any, origin: str, *, fmt: str = "auto") -> Case:
     if not isinstance(expected, dict):
         raise BadInput(f"{origin} (case {case_id}): expected must be an object")
     strategy = data.get("strategy")
+    metadata = data.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise BadInput(f"{origin} (case {case_id}): metadata must be an object")
+    # metadata as the API takes it (e.g. {"trusted_tools": [...]}), so --expect judges a case
+    # as evaluate_checks and the server do.
     pair = ContextPair(
-        before=before, after=after, rules=rules, strategy=strategy if isinstance(strategy, str) else None
+        before=before,
+        after=after,
+        rules=rules,
+        strategy=strategy if isinstance(strategy, str) else None,
+        metadata=metadata,
     )
     return Case(
         id=case_id,

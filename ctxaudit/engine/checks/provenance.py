@@ -92,7 +92,7 @@ def _reply_verdict(
         text = gr.text(reply)
         if st.act == "refusal":
             if g.refuses(text):
-                return None
+                return Verdict("", None, "reply")  # "the user declined" after the user's "no"
             continue
         if g.refuses(text):
             span = g.Support(1.0, reply, 0, len(text), "user", 0)

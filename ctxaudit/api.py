@@ -91,7 +91,9 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
     first = exc.errors[0] if exc.errors else {}
     field, msg = _problem(request, first)
     if field in ("before", "after") and len({_field_of(e.get("loc", ())) for e in exc.errors}) == 1:
-        msg = 'must be a list of messages, an object like {"system", "messages"}, or a string'
+        shape = 'a list of messages, an object like {"system", "messages"}, or a string'
+        # A context left out is "required", not "not a list" (it was never sent).
+        msg = f"is required: {shape}" if first.get("type") == "missing" else f"must be {shape}"
     if field == "body" and first.get("type") == "missing" and not request.body:
         chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
         hint = "; chunked uploads are not supported, send Content-Length" if chunked else ""

@@ -43,8 +43,13 @@ def event_to_out(event: Event) -> dict[str, Any]:
         "tokens": {"before": event.tokens_before, "after": event.tokens_after},
         "rules": [
             {
-                k: r.get(k)
-                for k in ("id", "text", "state", "strength", "role_before", "role_after", "evidence")
+                **{
+                    k: r.get(k)
+                    for k in ("id", "text", "state", "strength", "role_before", "role_after", "evidence")
+                },
+                "demoted": bool(
+                    r.get("demoted")
+                ),  # apart from state: a retained rule may have left the system role
             }
             for r in report.get("rules", [])
         ],

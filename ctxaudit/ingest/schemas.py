@@ -82,6 +82,8 @@ class RuleOut(BaseModel):
     text: str
     state: Literal["retained", "weakened", "missing"]
     strength: float | None = None
+    # Apart from `state`: a rule can be retained word for word and still have left the system role.
+    demoted: bool = False
     role_before: str | None
     role_after: str | None
     evidence: list[SpanOut]

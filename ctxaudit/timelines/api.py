@@ -30,6 +30,7 @@ class TimelinePointOut(BaseModel):
     event_id: int
     state: str  # retained | weakened | missing; pending | error while the event is not checked
     strength: float | None  # 1.0 verbatim … 0.0 missing; null while the event is not checked
+    demoted: bool = False  # the rule left the system role at this compression (apart from `state`)
 
 
 class EventRefOut(BaseModel):
@@ -79,6 +80,7 @@ def timeline_to_out(tl: SessionTimeline) -> dict[str, Any]:
                         "event_id": p.event.id,
                         "state": p.state,
                         "strength": round(p.strength, 3) if p.strength is not None else None,
+                        "demoted": p.demoted,
                     }
                     for p in r.points
                 ],

@@ -51,6 +51,13 @@ class TimelinePoint:
     first_weakened: bool = False
     first_missing: bool = False
     decay: bool = False  # a decay run completes here (a rule_decay finding sits on this event)
+    demoted: bool = False  # the rule left the system role here (its text may still be retained)
+
+    @property
+    def shown_state(self) -> str:
+        """What the page shows: "demoted" for a retained rule that left the system role (never the
+        green "retained"); the state otherwise. The API keeps `state` and `demoted` apart."""
+        return "demoted" if self.demoted and self.state == RETAINED else self.state
 
 
 @dataclass(slots=True)
@@ -121,13 +128,16 @@ def session_timeline(session: Session, *, decay_compressions: int | None = None)
 
     # The one big read (events × rules rows): numbers only, no text.
     by_rule: dict[str, dict[int, tuple[str, float]]] = {}
-    for event_id, rule_id, state, strength in RuleOutcome.objects.filter(event__session=session).values_list(
-        "event_id", "rule_id", "state", "strength"
-    ):
+    demoted: set[tuple[str, int]] = set()
+    for event_id, rule_id, state, strength, was_demoted in RuleOutcome.objects.filter(
+        event__session=session
+    ).values_list("event_id", "rule_id", "state", "strength", "demoted"):
         by_rule.setdefault(rule_id, {})[index_of[event_id]] = (
             state,
             0.0 if strength < 0 else 1.0 if strength > 1 else strength,
         )
+        if was_demoted:
+            demoted.add((rule_id, index_of[event_id]))
     unknown = [rid for rid in by_rule if rid not in rules]
     if (
         unknown
@@ -151,7 +161,10 @@ def session_timeline(session: Session, *, decay_compressions: int | None = None)
     ):
         start = r["start"] if r["start"] is not None else 0
         at = by_rule.get(rule_id, {})
-        points = [TimelinePoint(e, *at.get(e.index, fallback[e.index])) for e in events[start:]]
+        points = [
+            TimelinePoint(e, *at.get(e.index, fallback[e.index]), demoted=(rule_id, e.index) in demoted)
+            for e in events[start:]
+        ]
         tl = RuleTimeline(rule_id, r["text"], r["severity"], points)
         tl.first_weakened = next((p for p in points if p.state == WEAKENED), None)
         tl.first_missing = next((p for p in points if p.state == MISSING), None)

@@ -45,32 +45,38 @@ def _rule_anchors(i: int, spans: list[dict[str, Any]]) -> list[str]:
     return anchors
 
 
+def shown_state(rule: dict[str, Any]) -> str:
+    """What the page shows for a rule of the report: "demoted" for a retained rule that left the
+    system role (never the green "retained"), its state otherwise. The API keeps them apart."""
+    state = str(rule.get("state", ""))
+    return "demoted" if rule.get("demoted") and state == "retained" else state
+
+
+def _rule_css(rule: dict[str, Any], side: str) -> tuple[str, str]:
+    """(css, title) of one piece of a rule's evidence.
+
+    Before: where the rule was, coloured by what became of it ("hl-was-missing": the rule lost).
+    After: the rule as it now reads — except for a missing rule, whose after evidence is only the
+    closest text, not the rule: it is marked as such ("hl-closest"), never as the rule."""
+    state, rid = shown_state(rule), rule.get("id", "")
+    if side == "before":
+        return f"hl-rule hl-was-{state}", f"rule {rid} before compression: {state}"
+    if state == "missing":
+        return "hl-closest", f"closest text to rule {rid}, which is missing: this is not the rule"
+    return f"hl-rule hl-{state}", f"rule {rid} after compression: {state}"
+
+
 def detail_highlights(report: dict[str, Any], findings: Iterable[Any]) -> list[Highlight]:
     """Highlights for every rule's and finding's evidence, with the anchors rule_items and
-    finding_items link to ("rule-<i>-<side>", "finding-<i>-<k>")."""
+    finding_items link to ("rule-<i>-<side>", "finding-<i>-<k>"). Classes: see _rule_css."""
     out: list[Highlight] = []
     for i, r in enumerate(report.get("rules") or []):
         spans = _spans(r.get("evidence"))
-        state = r.get("state", "")
         for s, anchor in zip(spans, _rule_anchors(i, spans), strict=True):
-            css = (
-                f"hl-rule hl-{state}"
-                if s["side"] == "after" or state == "retained"
-                else f"hl-rule hl-was-{state}"
-            )
+            css, title = _rule_css(r, s["side"])
             if s["end"] - s["start"] > WIDE:
                 css += " hl-wide"
-            out.append(
-                Highlight(
-                    s["side"],
-                    s["message_index"],
-                    s["start"],
-                    s["end"],
-                    anchor,
-                    css,
-                    f"rule {r.get('id', '')}: {state}",
-                )
-            )
+            out.append(Highlight(s["side"], s["message_index"], s["start"], s["end"], anchor, css, title))
     for i, f in enumerate(findings):
         for k, s in enumerate(_spans(f.evidence)):
             css = "hl-finding hl-wide" if s["end"] - s["start"] > WIDE else "hl-finding"
@@ -103,6 +109,7 @@ def rule_items(report: dict[str, Any], shown: frozenset[str] | None = None) -> l
         items.append(
             {
                 "r": r,
+                "shown_state": shown_state(r),
                 "before": [{"span": s, "anchor": a, "href": _href(a, shown)} for s, a in before],
                 "after": [{"span": s, "anchor": a, "href": _href(a, shown)} for s, a in after],
                 "strength_pct": round(float(strength) * 100) if isinstance(strength, int | float) else None,
@@ -130,6 +137,18 @@ def finding_items(findings: Iterable[Any], shown: frozenset[str] | None = None) 
     ]
 
 
+def _change_text(before: int, after: int) -> str:
+    """ "62% removed", "grew by 118%" (the context got longer: nothing was removed), "same size"."""
+    if not before:
+        return ""
+    pct = round(abs(after - before) * 100 / before)
+    if after < before:
+        return f"{pct}% removed"
+    if after > before:
+        return f"grew by {pct}%"
+    return "same size"
+
+
 def token_table(report: dict[str, Any]) -> dict[str, Any] | None:
     """Per-role tokens before/after (roles in hierarchy order, then any other), totals, ratio."""
     t = report.get("tokens")
@@ -151,6 +170,7 @@ def token_table(report: dict[str, Any]) -> dict[str, Any] | None:
         "delta": after - before,
         "ratio": ratio,
         "saved_pct": round((1 - ratio) * 100) if isinstance(ratio, int | float) else None,
+        "change_text": _change_text(before, after),
         "rules": rules,
         "rules_pct_after": round(100 * rules / after, 1) if after else None,
         "encoding": t.get("encoding", ""),

@@ -44,7 +44,9 @@ STEP_MIN, FIT_WIDTH = 10, 1000
 # Room a "first weakened"/"first missing" label needs (11 px bold, 14 characters) to stay inside.
 MARK_LABEL_W = 100
 # Shapes (and glyphs in the table) carry the state, so the chart reads without colour.
-GLYPHS = {"retained": "●", "weakened": "▼", "missing": "✕", "pending": "…", "error": "!"}
+GLYPHS = {"retained": "●", "weakened": "▼", "missing": "✕", "demoted": "◆", "pending": "…", "error": "!"}
+# A demoted rule keeps its text (state "retained") but left the system role: the page says so.
+STATE_TEXT = {"demoted": "demoted (text kept, outside the system role)"}
 
 
 @dataclass(slots=True)
@@ -143,11 +145,12 @@ def timeline_charts(
                 )
                 if on
             )
+            shown = p.shown_state
             row = {
                 "url": urls[p.event.id],
                 "seq": _seq_label(p.event),
-                "state": p.state,
-                "state_text": f"{GLYPHS.get(p.state, '?')} {p.state}",
+                "state": shown,
+                "state_text": f"{GLYPHS.get(shown, '?')} {STATE_TEXT.get(shown, shown)}",
                 "strength": "–" if p.strength is None else f"{p.strength:.2f}",
                 "delta": "–" if p.strength is None or prev is None else f"{p.strength - prev:+.2f}",
                 "marks": flags,
@@ -161,7 +164,7 @@ def timeline_charts(
             prev = p.strength
             y = round(TOP + (1 - p.strength) * PLOT_H, 1)
             current.append(f"{x},{y}")
-            label = f"Rule {rule.rule_id}, compression {row['seq']}: {p.state}, strength {row['strength']}"
+            label = f"Rule {rule.rule_id}, compression {row['seq']}: {STATE_TEXT.get(shown, shown)}, strength {row['strength']}"
             # Coordinates as text: a float would go through number localisation, per point.
             markers.append(
                 {
@@ -263,6 +266,8 @@ def session_detail(request: HttpRequest, session_pk: int) -> HttpResponse:
         "rule_rows": [(r, i // per_page + 1, f"rule-{i}") for i, r in enumerate(tl.rules)],
         "session": session,
         "timeline": tl,
+        "decaying": sum(1 for r in tl.rules if r.decays),
+        "demoted_now": sum(1 for r in tl.rules if r.last and r.last.shown_state == "demoted"),
         "events": tl.events,
         "rules_page": page,
         "axis": axis,

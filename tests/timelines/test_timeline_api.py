@@ -35,9 +35,9 @@ def test_it_works(client, project, api_key) -> None:
     assert r1["id"] == "R1"
     assert r1["text"] == "Rule R1: never delete data."
     assert r1["points"] == [
-        {"sequence": 1, "event_id": events[0].id, "state": "retained", "strength": 1.0},
-        {"sequence": 2, "event_id": events[1].id, "state": "weakened", "strength": 0.6},
-        {"sequence": 3, "event_id": events[2].id, "state": "missing", "strength": 0.0},
+        {"sequence": 1, "event_id": events[0].id, "state": "retained", "strength": 1.0, "demoted": False},
+        {"sequence": 2, "event_id": events[1].id, "state": "weakened", "strength": 0.6, "demoted": False},
+        {"sequence": 3, "event_id": events[2].id, "state": "missing", "strength": 0.0, "demoted": False},
     ]
     assert r1["first_weakened"] == {"sequence": 2, "event_id": events[1].id}
     assert r1["first_missing"] == {"sequence": 3, "event_id": events[2].id}

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from ctxaudit.engine.diff.hunks import _by_message, _onesided_hunks, _pair_hunks, _Side
 from ctxaudit.engine.diff.rows import _equal_row
 from ctxaudit.engine.diff.types import DEFAULT_LIMITS, Collapsed, Highlight, Hunk, Limits, Row
+from ctxaudit.engine.diff.zones import detect_zones
 from ctxaudit.engine.types import Message
 
 
@@ -27,13 +28,20 @@ def expand_messages(
     (b0, b1), (a0, a1) = collapsed.before, collapsed.after
     if not (0 <= b0 <= b1 <= len(before) and 0 <= a0 <= a1 <= len(after)):
         raise ValueError("range outside the contexts")
+    zones = detect_zones(before, after)
+
+    def zoned(m: Message, i: int, hls: list[Highlight], side: str) -> _Side:
+        s = _Side(m, i, hls)
+        s.zone = zones.of(side, i) or ""
+        return s
+
     if collapsed.op == "equal":
         if b1 - b0 != a1 - a0:
             raise ValueError("equal runs have the same length on both sides")
         rows = []
         for k in range(b1 - b0):
-            sb = _Side(before[b0 + k], b0 + k, hb.get(b0 + k, []))
-            sa = _Side(after[a0 + k], a0 + k, ha.get(a0 + k, []))
+            sb = zoned(before[b0 + k], b0 + k, hb.get(b0 + k, []), "before")
+            sa = zoned(after[a0 + k], a0 + k, ha.get(a0 + k, []), "after")
             if before[b0 + k].content == after[a0 + k].content:
                 rows.append(_equal_row(sb, sa, limits))
             else:  # contexts differ from what the marker was made from: show them as changed
@@ -44,7 +52,7 @@ def expand_messages(
         return tuple(
             Row(
                 "deleted",
-                before=(s := _Side(before[i], i, hb.get(i, []))).ref(),
+                before=(s := zoned(before[i], i, hb.get(i, []), "before")).ref(),
                 hunks=tuple(_onesided_hunks(s, "before", limits)),
             )
             for i in range(b0, b1)
@@ -52,7 +60,7 @@ def expand_messages(
     return tuple(
         Row(
             "inserted",
-            after=(s := _Side(after[j], j, ha.get(j, []))).ref(),
+            after=(s := zoned(after[j], j, ha.get(j, []), "after")).ref(),
             hunks=tuple(_onesided_hunks(s, "after", limits)),
         )
         for j in range(a0, a1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ctxaudit.engine.diff.sections import SectionPair, align_sections
 from ctxaudit.engine.diff.sequence import sequence_opcodes
 from ctxaudit.engine.diff.similarity import tokenize
 from ctxaudit.engine.diff.types import Collapsed, Highlight, Hunk, Limits, Line, Mark, MessageRef, Op, Segment
@@ -41,10 +42,17 @@ class _Side:
             e = max(s, min(h.end, n))
             self.hls.append((s, e, h))
         self.placed: set[str] = set()
+        self.zone = ""
 
     def ref(self) -> MessageRef:
         return MessageRef(
-            self.index, self.msg.role, self.msg.kind, self.msg.name, len(self.text), len(self.bounds)
+            self.index,
+            self.msg.role,
+            self.msg.kind,
+            self.msg.name,
+            len(self.text),
+            len(self.bounds),
+            self.zone,
         )
 
     def pinned(self, line: int) -> bool:
@@ -226,8 +234,31 @@ def _collapse_lines(
 
 
 def _pair_hunks(sb: _Side, sa: _Side, limits: Limits) -> tuple[list[Hunk], list[str]]:
+    """Hunks of one message pair. Two summaries (both with at least two section headings) are
+    compared section by section: sections are aligned on their headings first, so a rewritten
+    section sits beside its old self instead of the whole text drifting (sections.py)."""
     lines_b = sb.line_texts()
     lines_a = sa.line_texts()
+    blocks = align_sections(lines_b, lines_a)
+    hunks: list[Hunk] = []
+    notes: list[str] = []
+    if blocks is not None:
+        matched = sum(1 for b in blocks if b.matched)
+        notes.append(
+            f"compared section by section: {matched} section{'' if matched == 1 else 's'} matched by heading"
+        )
+    for blk in blocks or [SectionPair((0, len(lines_b)), (0, len(lines_a)), True)]:
+        (b0, b1), (a0, a1) = blk.before, blk.after
+        h, n = _range_hunks(sb, sa, lines_b[b0:b1], lines_a[a0:a1], b0, a0, limits)
+        hunks += h
+        notes += n
+    return hunks, notes
+
+
+def _range_hunks(
+    sb: _Side, sa: _Side, lines_b: list[str], lines_a: list[str], ob: int, oa: int, limits: Limits
+) -> tuple[list[Hunk], list[str]]:
+    """Line diff of before lines [ob, ob+len) against after lines [oa, oa+len)."""
     ops, degraded = sequence_opcodes(lines_b, lines_a, limits=limits)
     notes = (
         ["message too large for a full line diff: part of it is shown as one replaced block"]
@@ -237,6 +268,7 @@ def _pair_hunks(sb: _Side, sa: _Side, limits: Limits) -> tuple[list[Hunk], list[
     hunks: list[Hunk] = []
     c = limits.context_lines
     for tag, i1, i2, j1, j2 in ops:
+        i1, i2, j1, j2 = i1 + ob, i2 + ob, j1 + oa, j2 + oa
         if tag == "equal":
             hunks += _collapse_lines(
                 sb, sa, (i1, i2), (j1, j2), "equal", c, c, limits.min_collapse_lines, limits
@@ -248,6 +280,9 @@ def _pair_hunks(sb: _Side, sa: _Side, limits: Limits) -> tuple[list[Hunk], list[
                 f"lines {i1 + 1}–{i2} before / {j1 + 1}–{j2} after: too large for a word-level diff, shown by line"
             )
         pb, pa = pieces if isinstance(pieces, tuple) else (None, None)
+        if limits.collapse and max(i2 - i1, j2 - j1) > limits.max_change_lines:
+            hunks += _fold_change(sb, sa, (i1, i2), (j1, j2), pb, pa, limits)
+            continue
         hunks.append(
             Hunk(
                 "change",
@@ -256,6 +291,81 @@ def _pair_hunks(sb: _Side, sa: _Side, limits: Limits) -> tuple[list[Hunk], list[
             )
         )
     return hunks, notes
+
+
+def _fold_change(
+    sb: _Side,
+    sa: _Side,
+    rb: tuple[int, int],
+    ra: tuple[int, int],
+    pb: list[tuple[int, int, Op]] | None,
+    pa: list[tuple[int, int, Op]] | None,
+    limits: Limits,
+) -> list[Hunk]:
+    """A long changed block: head and tail of both sides beside each other; between them each
+    side's middle on its own (before, then after), folded except lines near a highlight."""
+    head, tail = limits.change_head_lines, limits.change_tail_lines
+    bh, ah = min(head, rb[1] - rb[0]), min(head, ra[1] - ra[0])
+    bt, at = min(tail, rb[1] - rb[0] - bh), min(tail, ra[1] - ra[0] - ah)
+    out = [
+        Hunk(
+            "change",
+            tuple(sb.line(k, "delete", pb) for k in range(rb[0], rb[0] + bh)),
+            tuple(sa.line(k, "insert", pa) for k in range(ra[0], ra[0] + ah)),
+        )
+    ]
+    out += _fold_side(sb, (rb[0] + bh, rb[1] - bt), "before", pb, limits)
+    out += _fold_side(sa, (ra[0] + ah, ra[1] - at), "after", pa, limits)
+    if bt or at:
+        out.append(
+            Hunk(
+                "change",
+                tuple(sb.line(k, "delete", pb) for k in range(rb[1] - bt, rb[1])),
+                tuple(sa.line(k, "insert", pa) for k in range(ra[1] - at, ra[1])),
+            )
+        )
+    return out
+
+
+def _fold_side(
+    s: _Side, rng: tuple[int, int], side: Side, pieces: list[tuple[int, int, Op]] | None, limits: Limits
+) -> list[Hunk]:
+    """One side's middle of a long changed block: lines within context_lines of a highlight stay
+    visible, runs of two or more other lines fold into a Collapsed ("delete"/"insert")."""
+    lo, hi = rng
+    if hi <= lo:
+        return []
+    c = limits.context_lines
+    pinned = [k for k in range(lo, hi) if s.pinned(k)]
+    show = {k for p in pinned for k in range(max(lo, p - c), min(hi, p + c + 1))}
+    op: Op = "delete" if side == "before" else "insert"
+    out: list[Hunk] = []
+    k = lo
+    while k < hi:
+        r = k
+        visible = k in show
+        while r < hi and (r in show) == visible:
+            r += 1
+        if visible or r - k < 2:
+            lines = tuple(s.line(x, op, pieces) for x in range(k, r))
+            out.append(Hunk("change", lines, ()) if side == "before" else Hunk("change", (), lines))
+        else:
+            out.append(
+                Hunk(
+                    "collapsed",
+                    collapsed=Collapsed(
+                        "lines",
+                        op,
+                        (k, r) if side == "before" else (0, 0),
+                        (k, r) if side == "after" else (0, 0),
+                        r - k,
+                        s.index if side == "before" else None,
+                        s.index if side == "after" else None,
+                    ),
+                )
+            )
+        k = r
+    return out
 
 
 def _onesided_hunks(s: _Side, side: Side, limits: Limits) -> list[Hunk]:

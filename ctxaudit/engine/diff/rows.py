@@ -8,6 +8,7 @@ from ctxaudit.engine.diff.hunks import _by_message, _equal_hunks, _onesided_hunk
 from ctxaudit.engine.diff.sequence import sequence_opcodes
 from ctxaudit.engine.diff.similarity import _MOVE_MIN, _pair_block, _sim_tokens, similarity
 from ctxaudit.engine.diff.types import DEFAULT_LIMITS, Collapsed, ContextDiff, Highlight, Limits, Op, Row
+from ctxaudit.engine.diff.zones import detect_zones
 from ctxaudit.engine.types import Message, Side
 
 
@@ -95,6 +96,11 @@ def diff_contexts(
     moved_b = {i for i, _ in moved_a.values()}
     sides_b = {i: _Side(m, i, hb.get(i, [])) for i, m in enumerate(before)}
     sides_a = {j: _Side(m, j, ha.get(j, [])) for j, m in enumerate(after)}
+    zones = detect_zones(before, after)
+    for i, s in sides_b.items():
+        s.zone = zones.before[i]
+    for j, s in sides_a.items():
+        s.zone = zones.after[j]
 
     rows: list[Row] = []
     counts = {"equal": 0, "changed": 0, "deleted": 0, "inserted": 0}
@@ -149,7 +155,7 @@ def diff_contexts(
             else:
                 i, j = i2, j2
     anchors = frozenset(a for side in (*sides_b.values(), *sides_a.values()) for a in side.placed)
-    return ContextDiff(tuple(rows), counts, (), anchors)
+    return ContextDiff(tuple(rows), counts, (), anchors, zones)
 
 
 def _equal_row(sb: _Side, sa: _Side, limits: Limits) -> Row:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ctxaudit.engine.diff.zones import Zones
 from ctxaudit.engine.types import Side
 
 Op = Literal["equal", "delete", "insert"]
@@ -32,6 +33,11 @@ class Limits:
     max_pairing_product: int = 10_000  # similarity pairing inside a block up to m*n messages
     similarity_chars: int = 20_000  # chars of each message used for similarity
     max_pinned_messages: int = 30  # per run: messages kept visible because they hold a highlight
+    # A changed block longer than this (lines, either side) shows its head and tail; the middle of
+    # each side folds, except lines near a highlight (a rewritten summary is otherwise a wall).
+    max_change_lines: int = 24
+    change_head_lines: int = 6
+    change_tail_lines: int = 3
     collapse: bool = True
 
 
@@ -110,6 +116,7 @@ class MessageRef:
     name: str | None
     chars: int
     lines: int
+    zone: str = ""  # "rules" | "history" | "latest" (zones.detect_zones); "" when not known
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,3 +144,4 @@ class ContextDiff:
     notes: tuple[str, ...] = ()
     # Highlight anchors present in the rows (the others sit inside a collapsed run).
     anchors: frozenset[str] = frozenset()
+    zones: Zones | None = None  # the three zones of both contexts (zones.py)

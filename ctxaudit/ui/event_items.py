@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxaudit.engine.diff import Highlight
+from ctxaudit.engine.diff.zones import ZONE_LABELS, Zones
 from ctxaudit.engine.types import ROLES
 
 SIDES = ("before", "after")
@@ -94,11 +95,14 @@ def detail_highlights(report: dict[str, Any], findings: Iterable[Any]) -> list[H
     return out
 
 
-def rule_items(report: dict[str, Any], shown: frozenset[str] | None = None) -> list[dict[str, Any]]:
+def rule_items(
+    report: dict[str, Any], shown: frozenset[str] | None = None, zones: Zones | None = None
+) -> list[dict[str, Any]]:
     """Each rule of the report with the anchors of its evidence on each side, lost rules first.
 
     shown: anchors on the page (ContextDiff.anchors); a link to any other goes to the
-    uncollapsed page (?full=1#anchor)."""
+    uncollapsed page (?full=1#anchor). zones: the contexts' zones (ContextDiff.zones): each
+    piece of evidence then says which zone its message sits in ("rule zone", "history", …)."""
     items = []
     for i, r in enumerate(report.get("rules") or []):
         spans = _spans(r.get("evidence"))
@@ -110,14 +114,25 @@ def rule_items(report: dict[str, Any], shown: frozenset[str] | None = None) -> l
             {
                 "r": r,
                 "shown_state": shown_state(r),
-                "before": [{"span": s, "anchor": a, "href": _href(a, shown)} for s, a in before],
-                "after": [{"span": s, "anchor": a, "href": _href(a, shown)} for s, a in after],
+                "before": [
+                    {"span": s, "anchor": a, "href": _href(a, shown), "zone": _zone(zones, s)}
+                    for s, a in before
+                ],
+                "after": [
+                    {"span": s, "anchor": a, "href": _href(a, shown), "zone": _zone(zones, s)}
+                    for s, a in after
+                ],
                 "strength_pct": round(float(strength) * 100) if isinstance(strength, int | float) else None,
             }
         )
     order = {"missing": 0, "weakened": 1}
     items.sort(key=lambda it: order.get(it["r"].get("state"), 3 if not it["r"].get("demoted") else 2))
     return items
+
+
+def _zone(zones: Zones | None, span: dict[str, Any]) -> str:
+    z = zones.of(span["side"], span["message_index"]) if zones else None
+    return ZONE_LABELS.get(z, "") if z else ""
 
 
 def _href(anchor: str, shown: frozenset[str] | None) -> str:

@@ -113,7 +113,7 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
         highlights=detail_highlights(report, findings),
         limits=Limits(collapse=not full),
     )
-    rules = rule_items(report, diff.anchors)
+    rules = rule_items(report, diff.anchors, diff.zones)
     items = finding_items(findings, diff.anchors)
     all_items = request.GET.get("all") == "1"
     ctx = {
@@ -127,6 +127,8 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
         "list_cap": LIST_CAP,
         "tokens": token_table(report),
         "diff": diff,
+        # The diff starts at what matters: where each lost, weakened or demoted rule was and went.
+        "lost_rules": [it for it in rules if it["shown_state"] != "retained"][:LIST_CAP],
         "full": full,
     }
     return render(request, "ui/events/detail.html", ctx)

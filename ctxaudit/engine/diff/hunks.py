@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ctxaudit.engine.diff.sections import SectionPair, align_sections
 from ctxaudit.engine.diff.sequence import sequence_opcodes
@@ -267,7 +268,7 @@ def _range_hunks(
     )
     hunks: list[Hunk] = []
     c = limits.context_lines
-    for tag, i1, i2, j1, j2 in ops:
+    for tag, i1, i2, j1, j2 in coalesce(ops):
         i1, i2, j1, j2 = i1 + ob, i2 + ob, j1 + oa, j2 + oa
         if tag == "equal":
             hunks += _collapse_lines(
@@ -291,6 +292,26 @@ def _range_hunks(
             )
         )
     return hunks, notes
+
+
+def coalesce(
+    ops: list[tuple[str, int, int, int, int]], max_equal: int = 2
+) -> list[tuple[str, int, int, int, int]]:
+    """Merge a short equal run into the changes around it when it is shorter than both (a blank
+    line or a lone "```" shared by two rewritten texts is not worth cutting the change at: the
+    reader gets one replaced block instead of confetti). The semantic clean-up of
+    diff-match-patch (Fraser), applied to lines. Opcodes as difflib's."""
+    out: list[list[Any]] = []
+    for op in ops:
+        out.append(list(op))
+        while len(out) >= 3 and out[-1][0] != "equal" and out[-3][0] != "equal" and out[-2][0] == "equal":
+            prev, eq, nxt = out[-3], out[-2], out[-1]
+            size = eq[2] - eq[1]
+            edit = min(max(prev[2] - prev[1], prev[4] - prev[3]), max(nxt[2] - nxt[1], nxt[4] - nxt[3]))
+            if size > max_equal or size >= edit:
+                break
+            out[-3:] = [["replace", prev[1], nxt[2], prev[3], nxt[4]]]
+    return [tuple(o) for o in out]
 
 
 def _fold_change(

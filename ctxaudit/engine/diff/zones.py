@@ -111,8 +111,8 @@ def _summary(rb: int, ra: int, latest: int, hb: int, ha: int, intact: bool) -> s
     history = f"the history went from {_n(hb, 'message')} to {ha}"
     if intact:
         return (
-            f"Built in three zones and the rule zone came through intact: its {_n(rb, 'message')} are "
-            f"unchanged, {history}, {kept}."
+            f"Built in three zones and the rule zone came through intact ({_n(rb, 'message')}, word for "
+            f"word); {history}, {kept}."
         )
     if rb == 0:
         return (
@@ -121,6 +121,6 @@ def _summary(rb: int, ra: int, latest: int, hb: int, ha: int, intact: bool) -> s
     if ra == 0:
         return f"The rule zone is gone: {_n(rb, 'system message')} before, none after; {history}, {kept}."
     return (
-        f"The rule zone entered compression: its {_n(rb, 'message')} before and {ra} after are not the same "
+        f"The rule zone entered compression: {_n(rb, 'message')} before and {ra} after, not the same "
         f"text; {history}, {kept}."
     )

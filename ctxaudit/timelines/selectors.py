@@ -127,7 +127,7 @@ def session_timeline(session: Session, *, decay_compressions: int | None = None)
         rules[sr["rule_id"]] = {"text": sr["text"], "severity": sr["severity"], "start": start}
 
     # The one big read (events × rules rows): numbers only, no text.
-    by_rule: dict[str, dict[int, tuple[str, float]]] = {}
+    by_rule: dict[str, dict[int, tuple[str, float | None]]] = {}
     demoted: set[tuple[str, int]] = set()
     for event_id, rule_id, state, strength, was_demoted in RuleOutcome.objects.filter(
         event__session=session
@@ -154,17 +154,19 @@ def session_timeline(session: Session, *, decay_compressions: int | None = None)
             rules[rid]["start"] = first
 
     # Where a rule in force has no outcome: missing on a checked event, no strength on the others.
-    fallback = [(MISSING, 0.0) if e.status == Event.Status.CHECKED else (e.status, None) for e in events]
+    fallback: list[tuple[str, float | None]] = [
+        (MISSING, 0.0) if e.status == Event.Status.CHECKED else (e.status, None) for e in events
+    ]
     timelines = []
     for rule_id, r in sorted(
         rules.items(), key=lambda kv: (kv[1]["start"] if kv[1]["start"] is not None else 0, kv[0])
     ):
         start = r["start"] if r["start"] is not None else 0
         at = by_rule.get(rule_id, {})
-        points = [
-            TimelinePoint(e, *at.get(e.index, fallback[e.index]), demoted=(rule_id, e.index) in demoted)
-            for e in events[start:]
-        ]
+        points = []
+        for e in events[start:]:
+            state, value = at.get(e.index, fallback[e.index])
+            points.append(TimelinePoint(e, state, value, demoted=(rule_id, e.index) in demoted))
         tl = RuleTimeline(rule_id, r["text"], r["severity"], points)
         tl.first_weakened = next((p for p in points if p.state == WEAKENED), None)
         tl.first_missing = next((p for p in points if p.state == MISSING), None)

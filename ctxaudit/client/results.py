@@ -150,6 +150,12 @@ class GateResult:
         """True only for verdict "pass" (seed §4.6: fail closed)."""
         return self.verdict == "pass"
 
+    @property
+    def blocks(self) -> bool:
+        """Whether an agent that fails closed must stop: every verdict but "pass" and
+        "no_rules" (nothing was there to check), unknown verdicts included."""
+        return self.verdict not in ("pass", "no_rules")
+
     def rules_in_state(self, *states: str) -> list[RuleOutcome]:
         """The blocking rules whose state is one of `states`, e.g. ("missing", "weakened")."""
         return [r for r in self.rules if r.state in states]

@@ -15,8 +15,9 @@ that follow. When a model call starts with a summary message it has not seen yet
 summarization just happened: before = what it kept, plus any message of the new state it had
 not seen (e.g. a user turn added since); after = the system message, the summary and the
 preserved messages. That pair is posted to POST /api/v1/events, or with `gate=True` to
-POST /api/v1/gate; with `fail_closed=True` (the default with the gate) a verdict other than
-"pass", or no answer, raises `CompactionBlocked` before the model runs on the compacted context.
+POST /api/v1/gate; with `fail_closed=True` (the default with the gate) a "fail" verdict (any
+verdict but "pass" or "no_rules"), or no answer, raises `CompactionBlocked` before the model
+runs on the compacted context.
 
 What it cannot see: a summarization on the very first model call of a process (nothing kept
 yet; it is skipped with a warning), and tool results produced through a `Command` rather than a
@@ -92,7 +93,8 @@ class CtxauditMiddleware(AgentMiddleware):  # type: ignore[misc]  # langchain is
     `thread_id`, else "default"); rules: [{"id", "text", "severity"?}] sent with every event
     (default: the project's rule set, else rules extracted from the before-context);
     gate: ask POST /api/v1/gate instead of posting; fail_closed: with the gate, raise
-    CompactionBlocked unless the verdict is "pass" (default True); metadata: added to each event.
+    CompactionBlocked when the verdict blocks (`GateResult.blocks`) or the gate gives no answer
+    (default True); metadata: added to each event.
     """
 
     def __init__(
@@ -205,7 +207,7 @@ class CtxauditMiddleware(AgentMiddleware):  # type: ignore[misc]  # langchain is
             logger.warning("ctxaudit: the gate gave no answer: %s", exc)
             return
         self.results.append(result)
-        if self.fail_closed and result is not None and not result.passed:
+        if self.fail_closed and result is not None and result.blocks:
             lost = ", ".join(f"{r.id} {r.state}" for r in result.rules) or "no rule named"
             raise CompactionBlocked(
                 f"ctxaudit gate: verdict {result.verdict} ({lost}); {result.ui_url}", result

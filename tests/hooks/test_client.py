@@ -111,3 +111,11 @@ def test_it_posts_gates_and_reads_against_the_real_api(live_server, api_key) -> 
     with pytest.raises(ApiError) as info:
         Client(live_server.url, "wrong-key").post_event(event_payload())
     assert info.value.status == 401
+
+
+def test_only_pass_and_no_rules_let_a_fail_closed_agent_go_on() -> None:
+    verdicts = {
+        v: GateResult.from_json({"verdict": v}).blocks for v in ("pass", "no_rules", "fail", "", "new")
+    }
+    assert verdicts == {"pass": False, "no_rules": False, "fail": True, "": True, "new": True}
+    assert GateResult.from_json({"verdict": "no_rules"}).passed is False

@@ -7,8 +7,9 @@
 
 A hook run never breaks the agent: whatever happens (no CTXAUDIT_URL, bad input, server down or
 slow, a bug here) it prints at most a note on stderr and exits 0 within CTXAUDIT_HOOK_TIMEOUT
-seconds (default 3), spooling what it could not send under ~/.ctxaudit/spool/; each run first
-sends what earlier runs spooled. The installer exits 0 when done, 2 when the settings file
+seconds (default 3), spooling what it could not send under ~/.ctxaudit/spool/; each run then
+sends what earlier runs spooled, with the time left (not PreCompact, which holds up the
+compaction). The installer exits 0 when done, 2 when the settings file
 cannot be merged.
 """
 
@@ -35,6 +36,10 @@ HOOKS: dict[str, HandleFn] = {
     "claude-code": claude_code.handle,
     "cursor": cursor.handle,
 }
+
+
+# Hook events the agent waits on before it goes on, and which send nothing themselves.
+HOLDS_UP = frozenset({"PreCompact"})
 
 
 class _OutOfTime(BaseException):
@@ -76,11 +81,17 @@ def run_hook(
             stderr.write(f"ctxaudit hook {agent}: stdin must be a JSON object; nothing sent\n")
             return 0
         sender = Sender(settings)
-        output = HOOKS[agent](settings, payload, sender)
-        if output is not None:
-            stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
-            stdout.flush()
-        sender.flush()
+        try:
+            output = HOOKS[agent](settings, payload, sender)
+            if output is not None:
+                stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+                stdout.flush()
+        except Exception as exc:  # noqa: BLE001 - the agent must never be broken by its audit hook
+            stderr.write(f"ctxaudit hook {agent}: {type(exc).__name__}: {exc}\n")
+        # Earlier runs' events go out with the time left — except where the agent is waiting
+        # on this very hook before it can go on (PreCompact holds up the compaction).
+        if payload.get("hook_event_name") not in HOLDS_UP:
+            sender.flush()
     except _OutOfTime:
         stderr.write(f"ctxaudit hook {agent}: gave up after {settings.timeout:g} s\n")
     except Exception as exc:  # noqa: BLE001 - the agent must never be broken by its audit hook

@@ -227,3 +227,18 @@ def test_the_spool_keeps_at_most_max_spooled_events(tmp_path, monkeypatch) -> No
     assert kept == ["key-1", "key-2"]
     spool.spool_event(settings, "key-2", {"session_id": "s", "before": "a", "after": "b"})
     assert len(spool.spooled(settings)) == 2  # the same key twice is one file
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failing_run_still_sends_the_spool_but_precompact_does_not(live_server, api_key, tmp_path) -> None:
+    from ctxaudit.hooks import spool
+
+    settings = _settings(tmp_path, live_server.url, api_key)
+    spool.spool_event(settings, "earlier-1", {"session_id": "s-old", "before": "hello", "after": "hello"})
+    path = _session_file(tmp_path)
+    _run(settings, T.payload("PreCompact", path, trigger="auto"))
+    assert Event.objects.count() == 0 and len(spool.spooled(settings)) == 1
+    _, err = _run(settings, T.payload("PostCompact", str(tmp_path / "missing.jsonl"), trigger="auto"))
+    assert "cannot read" in err
+    assert [e.session.external_id for e in Event.objects.all()] == ["s-old"]
+    assert spool.spooled(settings) == []

@@ -42,6 +42,7 @@ from ctxaudit.engine.language.numbers import find_numbers
 KIND_WEIGHT = {Kind.ACTION: 2.0, Kind.OBJECT: 1.0, Kind.GENERIC: 0.5}
 TOPIC_FACTOR = 0.5  # concepts outside the governed part ("所有[写操作]必须记录日志")
 KEPT_COVERAGE = 0.75
+LOOSE_COVERAGE = 0.5
 MIN_CLOSENESS = 0.15
 _POSITIVE = (Force.OBLIGATION, Force.SHOULD)
 IDENT_WEIGHT = 1.5
@@ -76,6 +77,7 @@ for _a, _b in (("follow", "use"),):
 # specific words instead, make the text another rule (issue 12 §3: "…shipments of the border
 # region" is not kept by "…tickets of the border region"; 华东区 is not 华南区).
 SUBSTITUTION_WEIGHT = 0.6
+LIGHT_VERBS = frozenset(("execute", "use", "keep", "follow"))
 
 _CJK = re.compile("[\u4e00-\u9fff]")
 
@@ -184,6 +186,14 @@ def compare_clause(
         child = next((ch for ch in _CHILDREN.get(cid, ()) if ch in cand), None)
         if child:
             credit[cid], how[cid] = 0.7, ("narrowed", child)
+
+    # a light verb (run/use/keep/follow) goes without saying when what it governs survives:
+    # "Never run `git push --force`" = "force-pushing is not allowed"; "Keep replies under 120 words"
+    # = "replies must stay below 120 words"
+    if any(c in credit and c not in LIGHT_VERBS and _kind(c) is not Kind.GENERIC for c in rc.core):
+        for cid in rc.concepts:
+            if cid in LIGHT_VERBS and cid not in credit:
+                credit[cid], how[cid] = 1.0, ("exact", cid)
 
     # qualification: the governed part must be there (seed-drift R3: "写操作最好确认一下" names
     # 写操作 but not 记录日志, so R3 is missing, not weakened)
@@ -404,7 +414,11 @@ def compare_clause(
         )
 
     strength = max(0.0, min(1.0, ratio * coverage * factor))
-    kept = ratio >= 1.0 and coverage >= KEPT_COVERAGE and not lost
+    # with the force kept and nothing named lost, the unmatched rest is wording the lexicon does not
+    # know ("outbound calls" / "place a call"): a paraphrase when most of the core is there
+    core_w = sum(weights[c] for c in rc.core if c in weights)
+    core_cov = sum(weights[c] * credit.get(c, 0.0) for c in rc.core if c in weights) / core_w if core_w else 0.0
+    kept = ratio >= 1.0 and not lost and (coverage >= KEPT_COVERAGE or (coverage >= LOOSE_COVERAGE and core_cov >= KEPT_COVERAGE))
     if kept:
         return ClauseDrift(
             "kept", min(1.0, coverage), closeness, force_after, word_after, [], carriers, bool(unrelated)

@@ -34,7 +34,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from operator import itemgetter
 
-from ctxaudit.engine.checks.drift import ClauseDrift, clause_weights, compare_clause, is_chinese, related
+from ctxaudit.engine.checks.drift import (
+    IDENT_WEIGHT,
+    ClauseDrift,
+    clause_weights,
+    compare_clause,
+    is_chinese,
+    related,
+)
 from ctxaudit.engine.language.constraints import Clause, Matcher, fallback_tokens, fold, parse
 from ctxaudit.engine.language.labels import in_regions, label_regions
 from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force, Kind
@@ -68,8 +75,9 @@ _STANDING_NOW = re.compile(
 # A retelling keeps a rule's polarity: "the user likes pnpm" retells "use pnpm"; "用户提出删除订单的诉求"
 # is the opposite of "禁止删除订单" and retells nothing. A topic ("we discussed the scan") has none.
 _NEGATION = re.compile(
-    r"\b(?:not|never|no|don't|doesn't|didn't|won't|avoid(?:ed|s)?|without|against)\b|n't\b|不|别|没|勿|禁|免|拒绝"
-)
+    r"\b(?:not|never|no|don't|doesn't|didn't|won't|avoid(?:ed|s)?|without|against|careful|cautious|sensitive)\b"
+    r"|n't\b|不|别|没|勿|禁|免|拒绝|谨慎|小心|敏感"
+)  # a caution ("be careful about emailing customers", "infra/ is a sensitive area") retells a "never"
 _TOPIC = re.compile(
     r"\b(?:discuss(?:ed|es|ing|ion)?|talked about|talk about|mentioned|brought up|topic|regarding|in connection with)\b"
     r"|讨论|谈到|聊到|提到|提及|话题|关于"
@@ -79,7 +87,8 @@ _TOPIC = re.compile(
 # What makes narrative a retelling: someone asked/wanted/said it, likes/prefers it, or it was a topic.
 _RETELL_CUE = re.compile(
     r"\b(?:asked|requested|wanted|wants|told|said|instructed|insisted|reminded|likes|liked|prefers|preferred|"
-    r"preference|preferences|favou?rs)\b|要求|让我|叫我|希望|提出|说过|交代|嘱咐|偏好|喜欢|倾向|习惯"
+    r"preference|preferences|favou?rs|careful|cautious|sensitive)\b|要求|让我|叫我|希望|提出|说过|交代|嘱咐|偏好|喜欢|倾向|习惯"
+    r"|谨慎|小心|敏感"
 )
 
 
@@ -96,6 +105,14 @@ def _retells(rc: Clause, folded_window: str, window_base: int, carriers: list[Cl
         return False  # "你是订单助手，负责处理订单查询" describes a role; it retells no rule
     negated = _NEGATION.search(text) is not None
     return negated == (rc.force is Force.PROHIBITION)
+
+
+def _names_identifiers(rc: Clause, d: ClauseDrift, fallback: dict[str, float]) -> bool:
+    """Does the text name every identifier of the rule clause ("infra/", "AI.md")? A retelling that
+    names the very path or file is about this rule even when it names little else."""
+    idents = [c for c in rc.concepts if fallback.get(c, 0.0) >= IDENT_WEIGHT]
+    named = {cid for cl in d.matched for cid in cl.concepts}
+    return bool(idents) and all(c in named for c in idents)
 
 
 def is_instruction(m: Message) -> bool:
@@ -427,7 +444,7 @@ def _best_for_clause(
                     closest = found
                 if (
                     len(sents) == 1  # the cue must sit in the sentence that names the rule
-                    and d.closeness >= RETOLD_MIN
+                    and (d.closeness >= RETOLD_MIN or _names_identifiers(rc, d, fallback))
                     and (retold is None or d.closeness > retold.drift.closeness)
                     and _retells(rc, fold(text), base, d.matched)
                 ):

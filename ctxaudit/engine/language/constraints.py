@@ -105,8 +105,13 @@ class Matcher:
         self.fallback_weight: dict[str, float] = {}
         for token, (cid, weight) in (extra or {}).items():
             self.fallback_weight[cid] = weight
-            for surface, mode in _english_forms(token) if token[:1].isascii() else ((token, _WORD),):
-                table.setdefault(surface, []).append(((CONCEPT, cid), mode))
+            forms = _english_forms(token) if token[:1].isascii() else [(token, _WORD)]
+            if token[:1].isascii():
+                forms += [(stem, _WORD) for stem in _stems(token)]
+            for surface, mode in forms:
+                entries = table.setdefault(surface, [])
+                if ((CONCEPT, cid), mode) not in entries:
+                    entries.append(((CONCEPT, cid), mode))
         auto = ahocorasick.Automaton()
         for surface, entries in table.items():
             ents = tuple(entries)
@@ -210,6 +215,22 @@ def _suffix_ok(surface: str, suffix: str, mode: int) -> bool:
     if mode == _STEM_E:
         return suffix in _STEM_E_SUFFIXES
     return suffix in _STEM_Y_SUFFIXES
+
+
+def _stems(token: str) -> list[str]:
+    """Base forms of an inflected fallback word, so "calls" also finds "call" and "hard-coded" finds
+    "hard-code" (a base form matches its own inflections in _WORD mode)."""
+    if not token.isascii() or len(token) <= 4 or not token[-1].isalpha():
+        return []
+    if token.endswith("ies"):
+        return [token[:-3] + "y"]
+    if token.endswith("ed"):
+        return [token[:-1], token[:-2]]
+    if token.endswith("ing"):
+        return [token[:-3], token[:-3] + "e"]
+    if token.endswith("s") and not token.endswith("ss"):
+        return [token[:-1]]
+    return []
 
 
 def _english_forms(surface: str) -> list[tuple[str, int]]:
@@ -343,8 +364,9 @@ _CJK_FUNCTION_WORDS = frozenset(
 
 # Clause ends: Chinese and ASCII punctuation (after folding), line ends, and an English full stop
 # followed by a space. A comma inside a number ("$1,000") does not end a clause.
-_CLAUSE_END = re.compile(r"[。！？；;!?\n：]|:(?!//)|,(?!\d)|(?<=[^\s\d])\.(?=\s|$)")
-_SENTENCE_END = re.compile(r"[。！？；;!?\n：]|:(?!//)|(?<=[^\s\d])\.(?=\s|$)")
+# ":" inside a time ("9:00", "18:30") ends nothing.
+_CLAUSE_END = re.compile(r"[。！？；;!?\n：]|(?<!\d):(?!//)|:(?!//|\d)|,(?!\d)|(?<=[^\s\d])\.(?=\s|$)")
+_SENTENCE_END = re.compile(r"[。！？；;!?\n：]|(?<!\d):(?!//)|:(?!//|\d)|(?<=[^\s\d])\.(?=\s|$)")
 _LEAD = re.compile(r"[\s\-*•>#]*(?:\(?\d+[.)、]|[一二三四五六七八九十]+、|（\d+）)?\s*(?:请|please\s+)?")
 _OPEN_QUOTES = "“\"「『'‘《"
 _CLOSE_FOR = {"“": "”", '"': '"', "「": "」", "『": "』", "'": "'", "‘": "’", "《": "》"}
@@ -476,6 +498,8 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
     force, word, at = _pick_force(markers)
     if force is Force.NONE and not clause.reported:
         force, word, at = _bare_negation(f, text, hits)
+    if force is Force.NONE and not clause.reported:
+        force, word, at = _no_phrase(f, text, cs, ce)
     if force is Force.NONE and not clause.reported:
         force, word, at = _imperative(f, text, cs, ce, hits)
     clause.force, clause.force_word = force, word
@@ -630,6 +654,20 @@ def _bare_negation(f: str, text: str, hits: list[Hit]) -> tuple[Force, str, int]
                 if s >= 0 and f[s : h.start] == neg:
                     return Force.PROHIBITION, text[s : h.start], s
     return Force.NONE, "", -1
+
+
+_NO_PHRASE = re.compile(r"no\s+(?!one\b|longer\b|matter\b|more than\b|less than\b|later than\b|doubt\b|need\b|problem\b)[a-z]")
+
+
+def _no_phrase(f: str, text: str, cs: int, ce: int) -> tuple[Force, str, int]:
+    """A clause that opens with "No <thing>" is a prohibition: "No tabs in YAML files", "No outbound
+    calls after 8 pm" (issue 12 §2: rules written as noun phrases)."""
+    lead = _LEAD.match(f, cs, ce)
+    start = lead.end() if lead else cs
+    m = _NO_PHRASE.match(f, start, ce)
+    if m is None:
+        return Force.NONE, "", -1
+    return Force.PROHIBITION, text[start : start + 2], start
 
 
 def _imperative(f: str, text: str, cs: int, ce: int, hits: list[Hit]) -> tuple[Force, str, int]:

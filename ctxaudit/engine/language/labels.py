@@ -6,6 +6,7 @@ People write rules as labelled lists and inline labels (issue 12 §2): "Rules:",
 rule even with no force word ("提交信息使用 Conventional Commits 格式", "No tabs in YAML files").
 
 `label_regions(text)` returns the spans a label governs:
+- a JSON list ("standing_rules": ["…", "…"]): up to its closing bracket;
 - inline (text follows the label on its line): up to the end of that sentence (。.!?！？ or the
   line end; ；; and , do not end it, so "a; b; c." is one list);
 - heading (the label ends its line): the following non-empty lines, up to a blank line, another
@@ -24,11 +25,12 @@ _LABEL_WORDS = (
     r"规则|规定|约定|约束|守则|准则|红线|禁令|须知|注意事项|遵守|长期要求|长期有效|硬性要求|始终要求|行为规范|规范"
     r"|rules?|constraints?|conventions?|guidelines?|requirements?|polic(?:y|ies)|restrictions?"
     r"|standing (?:instructions?|orders?)|remember|ground rules|must follow|do(?:'s| ?s)? and don'?ts"
+    r"|(?:的|条|点|项)(?:长期)?要求"
 )
 # The label: from a line start (after list markers) or a sentence start, ≤ 40 characters, holding a
 # label word, ending in a colon.
 _LABEL = re.compile(
-    rf"(?:^|(?<=[\n。.!?！？；;]))[ \t>*#\-•\d.)]*([^\n:：。!?！？]{{0,40}}?(?:{_LABEL_WORDS})[^\n:：。!?！？]{{0,16}})[:：][ \t]*",
+    rf"(?:^|(?<=[\n。.!?！？；;{{,\[]))[ \t>*#\-•\d.)\"']*([^\n:：。!?！？]{{0,40}}?(?:{_LABEL_WORDS})[^\n:：。!?！？]{{0,16}})[:：][ \t]*",
     re.I,
 )
 _INLINE_END = re.compile(r"[。!?！？\n]|\.(?=\s|$)")
@@ -39,11 +41,14 @@ def label_regions(text: str) -> list[tuple[int, int, str]]:
     """(start, end, label) of the stretches of `text` that rule labels govern (module docstring)."""
     out: list[tuple[int, int, str]] = []
     for m in _LABEL.finditer(text):
-        label = m.group(1).strip(" *_`")
+        label = m.group(1).strip(" *_`\"'{[,")
         start = m.end()
         line_end = text.find("\n", start)
         line_end = len(text) if line_end < 0 else line_end
-        if text[start:line_end].strip():
+        if text.startswith("[", start):  # a JSON list of rules: "standing_rules": ["…", "…"]
+            close = text.find("]", start)
+            end = close if close >= 0 else line_end
+        elif text[start:line_end].strip():
             end_m = _INLINE_END.search(text, start)
             end = end_m.start() if end_m else len(text)
         else:

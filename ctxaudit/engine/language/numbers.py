@@ -46,6 +46,10 @@ _ARABIC = re.compile(
     r"(?<![A-Za-z0-9_/.\-])[$¥￥€£]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|万|亿)?(?![A-Za-z0-9_/\-]|\.\d)"
 )
 
+_TIME = re.compile(
+    r"(下午|晚上|傍晚)?\s?(?:(\d{1,2}):(\d{2})(?!\d)|(\d{1,2})\s?(a\.?m\.?|p\.?m\.?)(?![a-z])|(\d{1,2})\s?[点時时](?:整)?)",
+    re.I,
+)
 _EN_UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
@@ -134,6 +138,13 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
     "above $1,000" → [(6, 12, "1000")]; "百分之八十" → [(0, 5, "80%")]; "two hundred" → "200".
     """
     out: list[tuple[int, int, str]] = []
+    for m in _TIME.finditer(text):  # "20:00" = "8 pm" = "晚上8点" (the hour, minutes when not :00)
+        hour = int(m.group(2) or m.group(4) or m.group(6))
+        minutes = m.group(3) or "00"
+        if (m.group(5) or "").startswith("p") and hour < 12 or (m.group(1) and hour < 12):
+            hour += 12
+        value = str(hour) if minutes == "00" else f"{hour}:{minutes}"
+        out.append((m.start(), m.end(), value))
     for m in _ARABIC.finditer(text):
         try:
             value = Decimal(m.group(1).replace(",", "") + (m.group(2) or ""))
@@ -169,9 +180,9 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
     # a following "percent"/"%" after an Arabic number written with a space is already handled;
     # "80 percent" reads as 80%
     fixed: list[tuple[int, int, str]] = []
-    for s, e, v in sorted(out):
+    for s, e, v in sorted(out, key=lambda t: (t[0], -t[1])):
         if fixed and s < fixed[-1][1]:
-            continue  # overlapping readings: keep the first (Arabic before words)
+            continue  # overlapping readings: keep the longest at the earliest start
         if not v.endswith("%") and re.match(r"\s*(?:percent|per cent)\b", text[e : e + 12], re.I):
             v += "%"
         fixed.append((s, e, v))

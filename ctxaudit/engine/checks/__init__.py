@@ -39,7 +39,7 @@ def _findings(fn: Callable[[Analysis], list[Finding]]) -> CheckFn:
 
 def _retention(a: Analysis) -> CheckResult:
     """Rule retention and drift: each rule's state after compression (retention.py, drift.py)."""
-    results = retention.check_rule_retention(a.before, a.after, a.rules)
+    results = retention.check_retention(a)
     return CheckResult(tuple(rule_findings(results, a.rules)), tuple(results))
 
 

@@ -417,8 +417,14 @@ def compare_clause(
     # with the force kept and nothing named lost, the unmatched rest is wording the lexicon does not
     # know ("outbound calls" / "place a call"): a paraphrase when most of the core is there
     core_w = sum(weights[c] for c in rc.core if c in weights)
-    core_cov = sum(weights[c] * credit.get(c, 0.0) for c in rc.core if c in weights) / core_w if core_w else 0.0
-    kept = ratio >= 1.0 and not lost and (coverage >= KEPT_COVERAGE or (coverage >= LOOSE_COVERAGE and core_cov >= KEPT_COVERAGE))
+    core_cov = (
+        sum(weights[c] * credit.get(c, 0.0) for c in rc.core if c in weights) / core_w if core_w else 0.0
+    )
+    kept = (
+        ratio >= 1.0
+        and not lost
+        and (coverage >= KEPT_COVERAGE or (coverage >= LOOSE_COVERAGE and core_cov >= KEPT_COVERAGE))
+    )
     if kept:
         return ClauseDrift(
             "kept", min(1.0, coverage), closeness, force_after, word_after, [], carriers, bool(unrelated)

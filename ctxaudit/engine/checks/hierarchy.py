@@ -45,7 +45,6 @@ from ctxaudit.engine.language.clauses import (
     has_cjk,
     keys,
     literal_trigger,
-    lowered,
     trigger_clauses,
 )
 from ctxaudit.engine.language.normalize import normalize
@@ -172,11 +171,6 @@ def _system_text(pair: ContextPair) -> tuple[str, list[tuple[int, Message]]]:
     return "\x00".join(normalize(m.content) for _, m in msgs), msgs
 
 
-def _history_text(pair: ContextPair) -> str:
-    """The non-system before messages, lowered: identifiers are looked up in it by substring."""
-    return lowered("\n".join(m.content for m in pair.before.messages if m.role not in INSTRUCTION_ROLES))
-
-
 def _new_system_clauses(m: Message, index: int, sys_norm: str, sys_clauses: set[str]) -> list[Clause]:
     substring = len(sys_norm) <= _MAX_SUBSTRING
     out = []
@@ -192,7 +186,7 @@ def check_system_block(a: Analysis) -> list[Finding]:
     """summary_elevated, system_rewritten, system_truncated, system_dropped (module docstring)."""
     pair = a.pair
     sys_norm, sys_msgs = _system_text(pair)
-    sys_clauses = {normalize(c.text) for i, m in sys_msgs for c in clauses_of(m.content, i, m.role)}
+    sys_clauses = {normalize(c.text) for i, _ in sys_msgs for c in a.clauses("before", i)}
     findings: list[Finding] = []
     after_sys = [
         (i, m)
@@ -238,7 +232,7 @@ def check_system_block(a: Analysis) -> list[Finding]:
                 )
             continue
         if history is None:
-            history = _history_text(pair)
+            history = a.joined_lowered("before", exclude=INSTRUCTION_ROLES)
         text = history
         elevated = [
             c
@@ -296,7 +290,6 @@ def check_invented_directives(a: Analysis) -> list[Finding]:
     directives. One regex scan per written message; only the hits (at most 50) are compared, by
     substring tests on the before text.
     """
-    pair = a.pair
     candidates: list[Clause] = []
     for i, m in a.index.written_messages():
         for c in trigger_clauses(m.content, i, m.role, _DIRECTIVE_TRIGGER):
@@ -306,7 +299,7 @@ def check_invented_directives(a: Analysis) -> list[Finding]:
             break
     if not candidates:
         return []
-    before_text = lowered("\n".join(m.content for m in pair.before.messages))
+    before_text = a.joined_lowered("before")
     findings = []
     for c in candidates[:_MAX_DIRECTIVES]:
         ks = keys(c.text)

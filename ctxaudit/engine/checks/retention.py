@@ -30,9 +30,11 @@ from __future__ import annotations
 import heapq
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from ctxaudit.engine.checks.drift import (
     IDENT_WEIGHT,
@@ -47,6 +49,9 @@ from ctxaudit.engine.language.labels import in_regions, label_regions
 from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force, Kind
 from ctxaudit.engine.language.quotes import inside, quoted_regions
 from ctxaudit.engine.types import Context, Message, Rule, RuleResult, RuleState, Span
+
+if TYPE_CHECKING:
+    from ctxaudit.engine.analysis import Analysis
 
 INSTRUCTION_ROLES = ("system", "developer", "user")
 SYSTEM_ROLES = ("system", "developer")
@@ -188,14 +193,22 @@ class SideIndex:
     """The instruction messages of one side, indexed lazily (fold, squeeze, sentence postings)."""
 
     def __init__(
-        self, ctx: Context, side: str, matcher: Matcher, index_matcher: Matcher | None = None
+        self,
+        ctx: Context,
+        side: str,
+        matcher: Matcher,
+        index_matcher: Matcher | None = None,
+        fold_message: Callable[[int], str] | None = None,
     ) -> None:
+        """fold_message: the folded text of a message by its index in `ctx` (Analysis.folded, so the
+        pair is folded once for every check); default: fold it here."""
         self.side = side
         self.matcher = matcher
         self.index_matcher = index_matcher or matcher
         self.msgs: list[tuple[int, Message]] = [
             (i, m) for i, m in enumerate(ctx.messages) if is_instruction(m)
         ]
+        self._fold_message = fold_message
         self._folded: dict[int, str] = {}
         self._squeezed: dict[int, str] = {}
         self._starts: dict[int, list[int]] = {}
@@ -208,7 +221,8 @@ class SideIndex:
     def folded(self, pos: int) -> str:
         f = self._folded.get(pos)
         if f is None:
-            f = self._folded[pos] = fold(self.msgs[pos][1].content)
+            i, m = self.msgs[pos]
+            f = self._folded[pos] = self._fold_message(i) if self._fold_message else fold(m.content)
         return f
 
     def squeezed(self, pos: int) -> str:
@@ -554,6 +568,57 @@ def _locate_side(
     return role, spans
 
 
+@dataclass(slots=True)
+class RetentionIndex:
+    """Everything retention derives from a rule set and a pair, built once (and kept in the event's
+    Analysis, analysis.memo("retention", …)): the rule matcher, the rule models, both sides'
+    sentence indexes and where each rule is verbatim after compression."""
+
+    fallback: dict[str, float]
+    models: list[RuleModel]
+    before: SideIndex
+    after: SideIndex
+    verbatim_after: list[tuple[int, int, int] | None]
+
+
+def retention_index(
+    before: Context,
+    after: Context,
+    rules: tuple[Rule, ...] | list[Rule],
+    fold_before: Callable[[int], str] | None = None,
+    fold_after: Callable[[int], str] | None = None,
+) -> RetentionIndex:
+    """Prepare retention for `rules` on a pair (see RetentionIndex). fold_before/fold_after: the
+    folded text of a message by index (Analysis.folded); default: folded here. Linear in the pair."""
+    matcher, fallback, models = prepare_rules(rules)
+    # the sentence index only needs the specific concepts the rules name (and their relatives)
+    wanted: set[str] = set()
+    for m in models:
+        for w in m.weights:
+            specific = [cid for cid in w if _kind(cid) is not Kind.GENERIC]
+            for cid in specific or list(w):
+                wanted |= related(cid)
+    index_matcher = Matcher({t: v for t, v in _fallback_of(models).items() if v[0] in wanted}, only=wanted)
+    bidx = SideIndex(before, "before", matcher, index_matcher, fold_before)
+    aidx = SideIndex(after, "after", matcher, index_matcher, fold_after)
+    verbatim = [aidx.verbatim(m.squeezed, m.locate) if m.squeezed else None for m in models]
+    return RetentionIndex(fallback, models, bidx, aidx, verbatim)
+
+
+def check_retention(a: Analysis) -> list[RuleResult]:
+    """check_rule_retention on an event's Analysis: its rules in force, its folded messages, and the
+    retention index kept in the analysis for later checks (analysis.memo("retention"))."""
+    if not a.rules:
+        return []
+    ri = a.memo(
+        "retention",
+        lambda: retention_index(
+            a.before, a.after, a.rules, partial(a.folded, "before"), partial(a.folded, "after")
+        ),
+    )
+    return _results(ri)
+
+
 def check_rule_retention(
     before: Context, after: Context, rules: tuple[Rule, ...] | list[Rule]
 ) -> list[RuleResult]:
@@ -566,18 +631,12 @@ def check_rule_retention(
     """
     if not rules:
         return []
-    matcher, fallback, models = prepare_rules(rules)
-    # the sentence index only needs the specific concepts the rules name (and their relatives)
-    wanted: set[str] = set()
-    for m in models:
-        for w in m.weights:
-            specific = [cid for cid in w if _kind(cid) is not Kind.GENERIC]
-            for cid in specific or list(w):
-                wanted |= related(cid)
-    index_matcher = Matcher({t: v for t, v in _fallback_of(models).items() if v[0] in wanted}, only=wanted)
-    bidx = SideIndex(before, "before", matcher, index_matcher)
-    aidx = SideIndex(after, "after", matcher, index_matcher)
-    verbatim = [aidx.verbatim(m.squeezed, m.locate) if m.squeezed else None for m in models]
+    return _results(retention_index(before, after, rules))
+
+
+def _results(ri: RetentionIndex) -> list[RuleResult]:
+    models, verbatim, fallback = ri.models, ri.verbatim_after, ri.fallback
+    bidx, aidx = ri.before, ri.after
     out = []
     for i, model in enumerate(models):
         claimed: dict[int, list[tuple[int, int]]] = {}

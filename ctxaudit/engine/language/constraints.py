@@ -656,7 +656,9 @@ def _bare_negation(f: str, text: str, hits: list[Hit]) -> tuple[Force, str, int]
     return Force.NONE, "", -1
 
 
-_NO_PHRASE = re.compile(r"no\s+(?!one\b|longer\b|matter\b|more than\b|less than\b|later than\b|doubt\b|need\b|problem\b)[a-z]")
+_NO_PHRASE = re.compile(
+    r"no\s+(?!one\b|longer\b|matter\b|more than\b|less than\b|later than\b|doubt\b|need\b|problem\b)[a-z]"
+)
 
 
 def _no_phrase(f: str, text: str, cs: int, ce: int) -> tuple[Force, str, int]:

@@ -143,8 +143,7 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
         minutes = m.group(3) or "00"
         if (m.group(5) or "").startswith("p") and hour < 12 or (m.group(1) and hour < 12):
             hour += 12
-        value = str(hour) if minutes == "00" else f"{hour}:{minutes}"
-        out.append((m.start(), m.end(), value))
+        out.append((m.start(), m.end(), str(hour) if minutes == "00" else f"{hour}:{minutes}"))
     for m in _ARABIC.finditer(text):
         try:
             value = Decimal(m.group(1).replace(",", "") + (m.group(2) or ""))

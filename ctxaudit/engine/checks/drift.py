@@ -217,11 +217,17 @@ def compare_clause(
         return None
     # the same action on another object, region or number is a sibling rule, not this one
     rule_unmatched = [c for c in rule_specific if c not in credit]
-    if rule_unmatched and unrelated:
-        # only named things count as substitutes (lexicon objects, other rules' words): an unknown
-        # word may be a generalisation ("destructive commands" for "rm -rf"), which weakens
+    # another action counts too: "…审计日志" (a log) for "…订单数据", "modify" for "archive"
+    # — when the text does the rule's own action(s): "写操作最好确认一下" for "…不能替代管理员二次确认" lost the
+    # rule's action itself and is a weakened form, not a sibling
+    other_actions = {x for cl in carriers for x in cl.actions} - matched_cands - set(rc.concepts)
+    if not all(c in credit for c in core_actions):
+        other_actions = set()
+    if rule_unmatched and (unrelated or other_actions):
+        # only named things count as substitutes (lexicon objects and actions, other rules' words):
+        # an unknown word may be a generalisation ("destructive commands" for "rm -rf"), which weakens
         own = _own_tokens(rule_text)  # the rule's words, cut into other bigrams ("向外部" → 外部)
-        others = {c for c in unrelated if c not in own}
+        others = {c for c in unrelated | other_actions if c not in own}
         others = {w for w in others if not any(w.removeprefix("fb:") in t for t in own)}
         if others and sum(weights[c] for c in rule_unmatched) >= SUBSTITUTION_WEIGHT:
             return None

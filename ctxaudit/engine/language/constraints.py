@@ -483,6 +483,12 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
                     continue
                 markers.append((h.start, Force(val), text[h.start : h.end]))
             elif cat == CONCEPT:
+                if (
+                    _kind(val) is Kind.ACTION
+                    and _RELATIVE.match(f, h.end) is not None
+                    and h.end - h.start >= 2
+                ):
+                    continue  # "我发给你的截图", "已删除的订单": describes the thing, is no part of the rule
                 if _kind(val) is Kind.ACTION and _noun_use(f, h.start) and val not in clause.concepts:
                     clause.nouns.add(val)  # "every change to …", "的变更": a thing, not the action
                 elif _kind(val) is Kind.ACTION:
@@ -532,6 +538,10 @@ def _reporting(f: str, cs: int, h: Hit) -> bool:
 _DETERMINER = re.compile(
     r"(?:\b(?:every|each|any|all|the|a|an|no|these|those|this|that|its|their|his|her|your|our|my)\s+|的)$"
 )
+
+
+# "我发给你的截图": an action followed by (a pronoun and) 的 describes a thing; it is not the action ruled
+_RELATIVE = re.compile(r"[我你他她它]?们?的")
 
 
 def _noun_use(f: str, at: int) -> bool:

@@ -72,6 +72,7 @@ def label_regions(text: str) -> list[tuple[int, int, str]]:
 def in_regions(regions: list[tuple[int, int, str]], start: int, end: int) -> str | None:
     """The label governing [start, end), or None."""
     for a, b, label in regions:
-        if a <= start and end <= b + 1:
+        # a clause may start with the blank after the colon, and end with the list's last ";"
+        if a - 2 <= start and end <= b + 1:
             return label
     return None

@@ -103,3 +103,28 @@ def test_async_agents_post_too(live_server, api_key) -> None:
     event = Event.objects.get()
     assert event.session.external_id == "billing-async"
     assert event.before[1]["content"] == RULE and event.after[1]["kind"] == "compact_summary"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_second_summarization_is_a_second_event_whose_before_holds_the_first_summary(
+    live_server, api_key
+) -> None:
+    middleware = CtxauditMiddleware(Client(live_server.url, api_key))
+    answers = FakeMessagesListChatModel(
+        responses=[
+            AIMessage(content="Order 4411 is 240 EUR."),
+            AIMessage(content="Done."),
+            AIMessage(content="Sent."),
+        ]
+    )
+    agent = _agent(middleware, answers)
+    _talk(agent, "thread-9")
+    agent.invoke(
+        {"messages": [HumanMessage("Email me the receipt.")]}, {"configurable": {"thread_id": "thread-9"}}
+    )
+
+    first, second = Event.objects.order_by("sequence")
+    assert (first.sequence, second.sequence) == (1, 2)
+    assert second.before[1]["kind"] == "compact_summary"  # the first summary, now being summarized
+    assert second.before[-1]["content"] == "Email me the receipt."
+    assert second.after[1]["kind"] == "compact_summary"

@@ -145,3 +145,11 @@ def test_help_names_every_format() -> None:
     text = parser.format_help()
     for name in ("codex", "openhands", "letta", "langchain", "gemini", "claude-jsonl", "claude-md"):
         assert name in text
+
+
+def test_a_folder_of_every_format_imports_each_file_once() -> None:
+    out = _import(FILES)
+    assert "notes.txt: skipped (not a transcript format ctxaudit reads)" in out
+    assert "Imported 10 of 10 file(s) into project 'fmt': 9 new event(s), 0 already there." in out
+    formats = sorted({e.metadata["source_format"] for e in Event.objects.all()})
+    assert formats == ["codex", "gemini", "langchain", "letta", "openhands"]

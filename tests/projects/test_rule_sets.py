@@ -152,6 +152,7 @@ def test_members_see_the_rules_page_and_only_admins_edit(
     assert page.status_code == 200
     assert b"Never commit secrets." in page.content and b"version 1" in page.content
     assert b"<textarea" not in page.content
+    assert b"/members/" not in page.content  # no admin-only tabs for a reviewer
     assert client.post(f"/projects/{project.pk}/rules/", {"rules": "Never x."}).status_code == 403
     client.logout()
     assert _login(client, charlie).get(f"/projects/{project.pk}/rules/").status_code == 404
@@ -167,6 +168,7 @@ def test_an_admin_saves_a_new_version_on_the_page_escaped(client, alice, project
     )
     assert r.status_code == 200
     assert b"saved as version 1" in r.content
+    assert b"<html" not in r.content  # an htmx request gets the section alone
     assert b"<script>alert(1)</script>" not in r.content
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in r.content
     v = RuleSetVersion.objects.get(project=project)

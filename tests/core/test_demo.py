@@ -101,3 +101,30 @@ def test_demo_rows_carry_the_times_of_their_samples(
         .values_list("occurred_at", flat=True)
     )
     assert decay == sorted(decay) and len(set(decay)) == 3  # a session's compressions in order
+
+
+def test_the_demo_logins_are_members_with_roles(tmp_path, monkeypatch, client) -> None:
+    from ctxaudit.projects.models import Membership
+
+    monkeypatch.setenv("CTXAUDIT_SAMPLES_DIR", str(tmp_path / "absent"))
+    out = _demo()
+    assert "a reviewer: reviewer / reviewer-password" in out
+    roles = {m.user.username: m.role for m in Membership.objects.filter(project__name="demo").select_related("user")}
+    assert roles == {"demo": "admin", "reviewer": "reviewer"}
+    assert client.login(username="reviewer", password="reviewer-password")
+    assert client.get("/").status_code == 200
+    client.logout()
+    assert client.login(username="demo", password="demo-password")
+    project_id = Membership.objects.get(user__username="demo").project_id
+    members = client.get(f"/projects/{project_id}/members/").content.decode()
+    assert "reviewer" in members and "demo" in members
+
+
+def test_notification_links_default_to_the_address_the_demo_serves(tmp_path, monkeypatch) -> None:
+    from django.conf import settings
+
+    monkeypatch.setenv("CTXAUDIT_SAMPLES_DIR", str(tmp_path / "absent"))
+    monkeypatch.delenv("CTXAUDIT_BASE_URL", raising=False)
+    monkeypatch.setattr(settings, "CTXAUDIT_BASE_URL", settings.CTXAUDIT_BASE_URL)  # restored after the test
+    call_command("demo", "--no-serve", "--addrport", "127.0.0.1:8123", stdout=StringIO())
+    assert settings.CTXAUDIT_BASE_URL == "http://127.0.0.1:8123"

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import cast
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
@@ -256,7 +257,12 @@ def alert_bulk_acknowledge(request: HttpRequest) -> HttpResponse:
 
 
 def _settings_page(
-    request: HttpRequest, project: Project, *, error: str = "", status: int = 200, test_result: str = ""
+    request: HttpRequest,
+    project: Project,
+    *,
+    error: str = "",
+    status: int = 200,
+    channel_form: dict[str, str] | None = None,
 ) -> HttpResponse:
     policy = services.alert_policy_for_project(project)
     can_change = can_change_alerts(request.user, project)
@@ -269,7 +275,8 @@ def _settings_page(
         "severities": kinds.SEVERITIES,
         "channel_kinds": Channel.Kind.choices,
         "error": error,
-        "test_result": test_result,
+        # a refused channel keeps what was typed, so the user corrects it instead of retyping
+        "channel_form": channel_form or {},
     }
     return render(request, "ui/alerts/settings.html", ctx, status=status)
 
@@ -311,15 +318,11 @@ def alert_policy_edit(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_POST
 def alert_channel_add(request: HttpRequest, project_id: int) -> HttpResponse:
     project = project_for_user(request.user, project_id, change=True)
+    form = {k: request.POST.get(k, "") for k in ("kind", "name", "target")}
     try:
-        services.channel_create(
-            project=project,
-            kind=request.POST.get("kind", ""),
-            name=request.POST.get("name", ""),
-            target=request.POST.get("target", ""),
-        )
+        services.channel_create(project=project, **form)
     except ValueError as e:
-        return _settings_page(request, project, error=str(e), status=400)
+        return _settings_page(request, project, error=str(e), status=400, channel_form=form)
     return redirect("alerts:settings", project.pk)
 
 
@@ -336,4 +339,6 @@ def alert_channel_toggle(request: HttpRequest, channel_id: int) -> HttpResponse:
 def alert_channel_test(request: HttpRequest, channel_id: int) -> HttpResponse:
     channel = channel_for_user(request.user, channel_id)
     result = services.channel_test(channel=channel)
-    return _settings_page(request, channel.project, test_result=f"{channel}: {result}")
+    # Post/redirect/get: a refresh of the settings page must not send the test again.
+    messages.info(request, f"Test notification to {channel}: {result}")
+    return redirect("alerts:settings", channel.project_id)

@@ -150,11 +150,26 @@ def test_it_sends_a_signed_test_notification(client, olga, bob, project, receive
 
     ch = Channel.objects.create(project=project, kind="webhook", name="pager", target=receiver.url)
     assert login(client, bob).post(f"/alerts/channels/{ch.pk}/test/").status_code == 403
-    r = login(client, olga).post(f"/alerts/channels/{ch.pk}/test/")
-    assert r.status_code == 200
+    r = login(client, olga).post(f"/alerts/channels/{ch.pk}/test/", follow=True)
+    # the browser ends on the settings page (GET), so a refresh does not send the test again
+    assert r.redirect_chain == [(f"/alerts/projects/{project.pk}/", 302)]
     assert "Test notification to pager: ok: HTTP 200" in r.content.decode()
     (req,) = receiver.requests
     assert verify(ch.secret, req["headers"], req["body"])
     assert json.loads(req["body"])["type"] == "test"
+    assert "Test notification" not in client.get(f"/alerts/projects/{project.pk}/").content.decode()
+    assert len(receiver.requests) == 1
     receiver.statuses = [500]
-    assert "failed: HTTP 500" in client.post(f"/alerts/channels/{ch.pk}/test/").content.decode()
+    assert "failed: HTTP 500" in client.post(f"/alerts/channels/{ch.pk}/test/", follow=True).content.decode()
+
+
+def test_a_refused_channel_keeps_what_was_typed(client, olga, project) -> None:
+    r = login(client, olga).post(
+        f"/alerts/projects/{project.pk}/channels/",
+        {"kind": "webhook", "name": "night shift", "target": "http://127.0.0.1:9/hook"},
+    )
+    assert r.status_code == 400
+    page = r.content.decode()
+    assert 'value="night shift"' in page
+    assert 'value="http://127.0.0.1:9/hook"' in page
+    assert '<option value="webhook" selected>' in page

@@ -113,7 +113,26 @@ def regression_case_from_event(*, event: Event, user: User | None) -> tuple[Regr
             )
     except IntegrityError:  # a concurrent click won
         return RegressionCase.objects.get(project_id=event.project_id, case_id=case_id), False
+    if user is not None:
+        _tick_regression_step(event, case, user)
     return case, True
+
+
+REGRESSION_STEP = 7  # guide.STEPS[6]: add the case to the rule-retention regression set
+
+
+def _tick_regression_step(event: Event, case: RegressionCase, user: User) -> None:
+    """Adding the incident is what checklist step 7 asks: mark it done, unless a reviewer
+    already wrote something there."""
+    step = ChecklistStep.objects.filter(event=event, step=REGRESSION_STEP).first()
+    if step is None or (step.status == ChecklistStep.Status.OPEN and not step.note):
+        checklist_step_mark(
+            event=event,
+            step=REGRESSION_STEP,
+            status=ChecklistStep.Status.DONE,
+            note=f"Added to the regression set as {case.case_id}.",
+            user=user,
+        )
 
 
 def regression_case_update(

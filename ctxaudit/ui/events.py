@@ -149,6 +149,7 @@ def _int(request: HttpRequest, name: str) -> int | None:
 def event_expand(request: HttpRequest, event_id: int) -> HttpResponse:
     """A collapsed run of messages or lines, shown (the htmx partial behind "show N hidden")."""
     event = event_for_user(request.user, event_id)
+    log_content_access(request, event, "view")  # hands out context text the page had folded away
     level = request.GET.get("level")
     op = request.GET.get("op")
     if level not in ("messages", "lines") or op not in ("equal", "delete", "insert"):

@@ -63,6 +63,7 @@ def _attachment(data: Any, filename: str) -> HttpResponse:
 @require_GET
 def checklist(request: HttpRequest, event_id: int) -> HttpResponse:
     event = event_for_user(request.user, event_id)
+    log_content_access(request, event, "view")  # the checklist shows both whole contexts
     steps = selectors.checklist_steps(event)
     ctx = {
         "event": event,
@@ -122,6 +123,7 @@ def checklist_step(request: HttpRequest, event_id: int, step: int) -> HttpRespon
 @require_GET
 def checklist_search(request: HttpRequest, event_id: int) -> HttpResponse:
     event = event_for_user(request.user, event_id)
+    log_content_access(request, event, "view")  # answers with context excerpts
     rule_id = request.GET.get("rule", "")
     query = request.GET.get("q", "")[:500]
     found = [s for s in selectors.rule_searches(event, {rule_id: query}) if s["rule"]["id"] == rule_id]

@@ -242,3 +242,35 @@ def test_it_finds_a_weakened_rule_in_the_after_context(client, alice, checked) -
     assert "<mark>删除</mark><mark>订单</mark>需谨慎" in step3  # the softened clause, highlighted
     assert "<code>删除</code> ×1" in step3
     assert "not in the after-context: 新增, 修改" in step3  # the write actions it no longer names
+
+
+def test_adding_the_case_to_the_regression_set_ticks_step_7(client, bob, checked) -> None:
+    event = checked()
+    client.force_login(bob)
+    r = client.post(f"/events/{event.pk}/regression-case/")
+    assert r.status_code == 302
+    step = ChecklistStep.objects.get(event=event, step=7)
+    assert (step.status, step.updated_by) == ("done", bob)
+    assert step.note == f"Added to the regression set as event-{event.pk}."
+    page = client.get(f"/events/{event.pk}/checklist/").content.decode()
+    assert "Added to the regression set as" in page
+
+
+def test_a_reviewer_note_on_step_7_is_not_overwritten(client, bob, checked) -> None:
+    event = checked()
+    client.force_login(bob)
+    client.post(f"/events/{event.pk}/checklist/steps/7/", {"status": "na", "note": "fixed upstream"})
+    client.post(f"/events/{event.pk}/regression-case/")
+    step = ChecklistStep.objects.get(event=event, step=7)
+    assert (step.status, step.note) == ("na", "fixed upstream")
+
+
+def test_the_checklist_is_written_to_the_audit_log(client, alice, checked) -> None:
+    from ctxaudit.projects.models import AuditLogEntry
+
+    event = checked()
+    client.force_login(alice)
+    client.get(f"/events/{event.pk}/checklist/")
+    client.get(f"/events/{event.pk}/checklist/search/", {"q": "订单"})
+    entries = AuditLogEntry.objects.filter(object_id=str(event.pk), action="view", user=alice)
+    assert entries.count() == 2

@@ -24,7 +24,14 @@ from ctxaudit.regression.api import router as gate_router
 from ctxaudit.timelines.api import router as timelines_router
 
 # JsonParser: a body nested too deep for json.loads gets "nested deeper than …", not "not valid JSON".
-api = NinjaAPI(title="ctxaudit API", version="1", urls_namespace="api", parser=JsonParser())
+api = NinjaAPI(
+    title="ctxaudit API",
+    version="1",
+    urls_namespace="api",
+    parser=JsonParser(),
+    # Swagger renders this on the docs page: the way back for a person who opened it from the UI.
+    description="[← Back to the ctxaudit dashboard](/) · Keys: `manage.py create_api_key`.",
+)
 
 # Order is the OpenAPI document's order: events, gate, alerts, timelines.
 api.add_router("", events_router)

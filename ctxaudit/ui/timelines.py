@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import Count, F, Max, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -19,7 +20,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from ctxaudit.ingest.models import Event
+from ctxaudit.ingest.models import Event, Session
 from ctxaudit.projects.access import projects_for_user, session_for_user
 from ctxaudit.timelines.selectors import (
     RuleTimeline,
@@ -289,3 +290,38 @@ def decay_overview_page(request: HttpRequest) -> HttpResponse:
     ctx = {"overview": overview, "filters": f, "projects": projects, "strategies": Event.STRATEGIES}
     template = "ui/partials/_decay_tables.html" if request.htmx else "ui/decay/overview.html"  # type: ignore[attr-defined]
     return render(request, template, ctx)
+
+
+SESSIONS_PER_PAGE = 50
+
+
+@login_required
+@require_GET
+def session_list(request: HttpRequest) -> HttpResponse:
+    """Every session the user can see, newest activity first: how many compressions, how many
+    failed, how many rules decayed; ?project= and ?q= (part of the session id) narrow it."""
+    projects = projects_for_user(request.user)
+    f = {k: request.GET.get(k, "").strip()[:200] for k in ("project", "q")}
+    qs = Session.objects.filter(project__in=projects)
+    if f["project"]:
+        qs = qs.filter(project__name=f["project"])
+    if f["q"]:
+        qs = qs.filter(external_id__icontains=f["q"])
+    qs = (
+        qs.select_related("project")
+        .annotate(
+            compressions=Count("events", distinct=True),
+            failing=Count("events", filter=Q(events__verdict="fail"), distinct=True),
+            last_at=Max("events__occurred_at"),
+            decays=Count("events__findings", filter=Q(events__findings__kind="rule_decay"), distinct=True),
+        )
+        .order_by(F("last_at").desc(nulls_last=True), "-pk")
+    )
+    page = Paginator(qs, SESSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    ctx = {
+        "page": page,
+        "filters": f,
+        "query": {k: v for k, v in f.items() if v},
+        "projects": projects.order_by("name"),
+    }
+    return render(request, "ui/sessions/list.html", ctx)

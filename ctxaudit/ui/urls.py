@@ -13,6 +13,7 @@ urlpatterns = [
     path("", events.event_list, name="event-list"),
     path("events/<int:event_id>/", events.event_detail, name="event-detail"),
     path("events/<int:event_id>/expand/", events.event_expand, name="event-expand"),
+    path("sessions/", timelines.session_list, name="session-list"),
     path("sessions/<int:session_pk>/", timelines.session_detail, name="session-detail"),
     path("decay/", timelines.decay_overview_page, name="decay-overview"),
     path("projects/", projects.project_list, name="project-list"),

@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from ctxaudit.core.demo.load import SCENARIOS
+from ctxaudit.core.management.commands.demo import DEMO_PASSWORD, DEMO_USER, REVIEWER_PASSWORD, REVIEWER_USER
 from ctxaudit.engine.transcripts import read_transcript, transcript_files
 from ctxaudit.ingest.models import Event
 
@@ -109,12 +110,15 @@ def test_the_demo_logins_are_members_with_roles(tmp_path, monkeypatch, client) -
     monkeypatch.setenv("CTXAUDIT_SAMPLES_DIR", str(tmp_path / "absent"))
     out = _demo()
     assert "a reviewer: reviewer / reviewer-password" in out
-    roles = {m.user.username: m.role for m in Membership.objects.filter(project__name="demo").select_related("user")}
+    roles = {
+        m.user.username: m.role
+        for m in Membership.objects.filter(project__name="demo").select_related("user")
+    }
     assert roles == {"demo": "admin", "reviewer": "reviewer"}
-    assert client.login(username="reviewer", password="reviewer-password")
+    assert client.login(username=REVIEWER_USER, password=REVIEWER_PASSWORD)
     assert client.get("/").status_code == 200
     client.logout()
-    assert client.login(username="demo", password="demo-password")
+    assert client.login(username=DEMO_USER, password=DEMO_PASSWORD)
     project_id = Membership.objects.get(user__username="demo").project_id
     members = client.get(f"/projects/{project_id}/members/").content.decode()
     assert "reviewer" in members and "demo" in members

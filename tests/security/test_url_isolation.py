@@ -139,6 +139,7 @@ URL_ARGS: dict[str, Callable[[Foreign], dict[str, Any]]] = {
 NO_OBJECT: dict[str, str] = {
     "ui:event-list": "lists events_for_user(request.user) only; filters narrow that queryset",
     "ui:project-list": "lists projects_for_user(request.user) only",
+    "ui:session-list": "lists sessions of projects_for_user(request.user) only; filters narrow that queryset",
     "login": "public login form",
     "logout": "ends the requester's own session",
     "api:api-root": "ninja's API root, no data",

@@ -1,0 +1,40 @@
+"""/sessions/: every session a user can see, with its counts, scoped by project."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.factories import event, event_payload
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = "<img src=x onerror=alert(1)>\u202eevil"
+
+
+def test_it_lists_the_users_sessions_with_counts_newest_first(client, alice, charlie) -> None:
+    event("acme", **event_payload(session_id="s-old", sequence=1, occurred_at="2026-11-01T10:00:00Z"))
+    event("acme", **event_payload(session_id="s-new", sequence=1, occurred_at="2026-11-20T10:00:00Z"))
+    event("acme", **event_payload(session_id="s-new", sequence=2, occurred_at="2026-11-20T11:00:00Z"))
+    event("other", **event_payload(session_id="s-secret"))
+    client.force_login(alice)
+    page = client.get("/sessions/").content.decode()
+    assert page.index("s-new") < page.index("s-old")
+    assert "s-secret" not in page
+    row = page[page.index("s-new") :].split("</tr>")[0]
+    assert "<td>2</td>" in row  # two compressions
+    assert "2026-11-20 11:00" in row
+    assert "s-old" not in client.get("/sessions/?q=new").content.decode()
+
+
+def test_it_escapes_session_ids(client, alice) -> None:
+    event("acme", **event_payload(session_id=HOSTILE))
+    client.force_login(alice)
+    page = client.get("/sessions/").content.decode()
+    assert "<img src=x" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "\u202e" not in page
+
+
+def test_the_api_docs_link_back_to_the_dashboard(client) -> None:
+    schema = client.get("/api/v1/openapi.json").json()
+    assert "[← Back to the ctxaudit dashboard](/)" in schema["info"]["description"]

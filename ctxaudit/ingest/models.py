@@ -92,6 +92,9 @@ class Event(models.Model):
             models.Index(fields=["project", "-occurred_at"]),
             models.Index(fields=["session", "sequence"]),
             models.Index(fields=["status", "received_at"]),
+            # The event list's keyset order (ingest/selectors.py): all of a user's projects, and one.
+            models.Index(fields=["-occurred_at", "-id"], name="event_list_order"),
+            models.Index(fields=["project", "-occurred_at", "-id"], name="event_project_list_order"),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -10,6 +9,7 @@ from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.urls import NoReverseMatch, reverse
 
+from ctxaudit.engine.diff import sequence_opcodes
 from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import projects_for_user
@@ -103,6 +103,9 @@ def session_evidence(event: Event) -> dict[str, Any]:
     }
 
 
+MAX_LINE_CHARS = 2_000  # one diff line shown; a minified 8 MiB blob is one "line"
+
+
 def _export_lines(messages: list[dict[str, Any]]) -> list[str]:
     lines = []
     for i, m in enumerate(messages):
@@ -111,28 +114,67 @@ def _export_lines(messages: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def line_diff(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> dict[str, Any]:
+def _shown(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]}… ({len(line) - MAX_LINE_CHARS:,} more characters)"
+
+
+def line_diff(before: list[dict[str, Any]], after: list[dict[str, Any]], *, page: int = 1) -> dict[str, Any]:
     """Step 2: before and after exported one line per content line, compared line by line.
-    Returns {"ops": [{"kind": "equal"|"delete"|"insert"|"skip", "text"}], "removed", "added", "truncated"}."""
+
+    Returns {"ops": [{"kind": "equal"|"delete"|"insert"|"skip", "text"}], "removed", "added",
+    "truncated", "page", "pages"}: the diff in pages of MAX_DIFF_LINES ops (page is 1-based and
+    clamped), each line cut at MAX_LINE_CHARS characters. removed/added count the whole diff.
+    The line alignment is the event page's (engine.diff.sequence_opcodes: common head and tail,
+    patience anchors, SequenceMatcher only on small gaps), so it stays near-linear in the number
+    of lines; difflib over every line took 40 s for a 275 KB event (issue 13).
+    """
     a, b = _export_lines(before), _export_lines(after)
+    opcodes, _degraded = sequence_opcodes(a, b)
+    start = (max(1, page) - 1) * MAX_DIFF_LINES
     ops: list[dict[str, str]] = []
+    n = 0  # ops before `ops`' first element, counted but not built
+
+    def emit(kind: str, lines: list[str] | None = None, text: str = "") -> None:
+        nonlocal n
+        for t in lines if lines is not None else [text]:
+            if start <= n < start + MAX_DIFF_LINES:
+                ops.append({"kind": kind, "text": _shown(t)})
+            n += 1
+
     removed = added = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
-            chunk = a[i1:i2]
-            if len(chunk) > 6:  # keep context short, like a unified diff
-                ops += [{"kind": "equal", "text": t} for t in chunk[:2]]
-                ops.append({"kind": "skip", "text": f"… {len(chunk) - 4} unchanged lines …"})
-                ops += [{"kind": "equal", "text": t} for t in chunk[-2:]]
+            if i2 - i1 > 6:  # keep context short, like a unified diff
+                emit("equal", a[i1 : i1 + 2])
+                emit("skip", text=f"… {i2 - i1 - 4} unchanged lines …")
+                emit("equal", a[i2 - 2 : i2])
             else:
-                ops += [{"kind": "equal", "text": t} for t in chunk]
+                emit("equal", a[i1:i2])
             continue
         removed += i2 - i1
         added += j2 - j1
-        ops += [{"kind": "delete", "text": t} for t in a[i1:i2]]
-        ops += [{"kind": "insert", "text": t} for t in b[j1:j2]]
-    truncated = len(ops) > MAX_DIFF_LINES
-    return {"ops": ops[:MAX_DIFF_LINES], "removed": removed, "added": added, "truncated": truncated}
+        # Counted without slicing when the page is elsewhere: a 100k-line side stays cheap.
+        if n + (i2 - i1) <= start or n >= start + MAX_DIFF_LINES:
+            n += i2 - i1
+        else:
+            emit("delete", a[i1:i2])
+        if n + (j2 - j1) <= start or n >= start + MAX_DIFF_LINES:
+            n += j2 - j1
+        else:
+            emit("insert", b[j1:j2])
+    pages = max(1, -(-n // MAX_DIFF_LINES))
+    if start >= n and n:  # past the end: show the last page
+        return line_diff(before, after, page=pages)
+    return {
+        "ops": ops,
+        "removed": removed,
+        "added": added,
+        "truncated": pages > 1,
+        "page": max(1, page),
+        "pages": pages,
+    }
 
 
 def rule_searches(event: Event, overrides: dict[str, str] | None = None) -> list[dict[str, Any]]:

@@ -59,6 +59,11 @@ def _attachment(data: Any, filename: str) -> HttpResponse:
 # --- the checklist ----------------------------------------------------------------------------
 
 
+def _page_number(request: HttpRequest, name: str) -> int:
+    raw = request.GET.get(name, "")
+    return int(raw) if raw.isdigit() and 0 < int(raw) < 10**6 else 1
+
+
 @login_required
 @require_GET
 def checklist(request: HttpRequest, event_id: int) -> HttpResponse:
@@ -74,7 +79,8 @@ def checklist(request: HttpRequest, event_id: int) -> HttpResponse:
         "can_configure": _can(request, event.project, (Membership.Role.ADMIN,)),
         "symptoms": selectors.finding_symptoms(event),
         "session": selectors.session_evidence(event),
-        "diff": selectors.line_diff(event.before, event.after),
+        "diff": selectors.line_diff(event.before, event.after, page=_page_number(request, "diff_page")),
+        "max_line_chars": selectors.MAX_LINE_CHARS,
         "searches": selectors.rule_searches(event),
         "system": selectors.system_evidence(event),
         "drift": selectors.drift_evidence(event),

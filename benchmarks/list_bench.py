@@ -1,0 +1,184 @@
+"""The event list (`/`) at 100,000 events against a keyset query of the same rows (issue 13).
+
+    DATABASE_URL=postgres://… DEBUG=true python benchmarks/list_bench.py [--events 100000] [--repeat 15]
+
+PostgreSQL (DATABASE_URL; the figures are meant for it, SQLite works too). The events are made
+once by a bulk path (bulk_create of events, sessions and two findings per event, no API, no
+checks) in a project "list-bench" and reused by later runs. A logged-in member of that project
+asks, through Django's test client, for:
+  first     `/`                      the home page
+  deep      `/?after=<row 50,000>`   a keyset page half-way down (what "older ›" links carry)
+  offset    `/?page=1000`            the same depth by an old-style page number (OFFSET)
+  filtered  `/?verdict=fail&severity=high`
+and, interleaved with each request (same load), the reference: one keyset SQL query of that
+page's 50 rows, `WHERE project_id = … AND (occurred_at, id) < (…) ORDER BY occurred_at DESC,
+id DESC LIMIT 50`. Printed per page: p50/p95 of the whole request, of the page's SQL alone, the
+reference's p50, the ratios of medians, and the number of queries (constant: the same for all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _setup() -> None:
+    os.environ.setdefault("DEBUG", "true")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ctxaudit.settings")
+    import django
+
+    django.setup()
+
+
+def _populate(n: int) -> tuple[int, int]:
+    """(project id, user id); creates the events when the project has fewer than n."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+    from django.utils import timezone
+
+    from ctxaudit.audits.models import Finding
+    from ctxaudit.ingest.models import Event, Session
+    from ctxaudit.projects.models import Membership, Project
+
+    project, _ = Project.objects.get_or_create(name="list-bench")
+    user = get_user_model().objects.filter(username="list-bench").first()
+    if user is None:
+        user = get_user_model().objects.create_user(username="list-bench", password="list-bench-pw")  # noqa: S106 - a local benchmark user
+        Membership.objects.create(user=user, project=project, role="admin")
+    have = Event.objects.filter(project=project).count()
+    if have >= n:
+        return project.pk, user.pk
+    rnd = random.Random(13)
+    t0 = time.perf_counter()
+    start = timezone.now() - timedelta(days=60)
+    sessions = Session.objects.bulk_create(
+        [Session(project=project, external_id=f"bench-{have}-{i}") for i in range((n - have) // 20 + 1)]
+    )
+    batch = 5000
+    kinds = [("rule_missing", "high"), ("rule_weakened", "medium"), ("summary_unmarked", "low")]
+    for lo in range(have, n, batch):
+        with transaction.atomic():
+            events = Event.objects.bulk_create(
+                [
+                    Event(
+                        project=project,
+                        session=sessions[(i - have) // 20],
+                        sequence=(i - have) % 20,
+                        occurred_at=start + timedelta(seconds=50 * i + rnd.randint(0, 40)),
+                        strategy=rnd.choice(Event.STRATEGIES),
+                        before=[{"role": "user", "content": f"order {i}"}],
+                        after=[{"role": "user", "content": "summary"}],
+                        status="checked",
+                        verdict="fail" if i % 3 == 0 else "pass",
+                        tokens_before=20000,
+                        tokens_after=2000,
+                    )
+                    for i in range(lo, min(n, lo + batch))
+                ],
+                batch_size=1000,
+            )
+            Finding.objects.bulk_create(
+                [
+                    Finding(event=e, kind=k, severity=s, rule_id="R1", message="m", evidence=[])
+                    for e in events
+                    for k, s in rnd.sample(kinds, 2)
+                ],
+                batch_size=2000,
+            )
+    print(f"made {n - have:,} events (and {2 * (n - have):,} findings) in {time.perf_counter() - t0:.0f} s")
+    return project.pk, user.pk
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=15)
+    args = ap.parse_args()
+    _setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from ctxaudit.ingest.models import Event
+    from ctxaudit.ingest.selectors import cursor_of
+
+    settings.ALLOWED_HOSTS = ["testserver"]
+    call_command("migrate", verbosity=0)
+    project_id, _ = _populate(args.events)
+    with connection.cursor() as c:
+        c.execute("ANALYZE") if connection.vendor == "postgresql" else None
+    client = Client()
+    assert client.login(username="list-bench", password="list-bench-pw")  # noqa: S106 - the benchmark user
+
+    ordered = Event.objects.filter(project_id=project_id).order_by("-occurred_at", "-id")
+    total = ordered.count()
+    mid = ordered.only("id", "occurred_at")[total // 2]
+    fail_first = None
+    pages = {
+        "first": ("/", None),
+        "deep": (f"/?after={cursor_of(mid)}", mid),
+        "offset": (f"/?page={total // 2 // 50}", None),
+        "filtered": ("/?verdict=fail&severity=high", fail_first),
+    }
+    ref_sql = (
+        "SELECT id, occurred_at, session_id, sequence, strategy, verdict, status, tokens_before, tokens_after "
+        "FROM ingest_event WHERE project_id = %s AND (occurred_at, id) < (%s, %s) "
+        "ORDER BY occurred_at DESC, id DESC LIMIT 50"
+    )
+    far = ordered.only("id", "occurred_at").first()
+
+    def reference(cursor_row: Event | None) -> float:
+        row = cursor_row or far
+        at, pk = (row.occurred_at, row.pk + 1) if cursor_row is None else (row.occurred_at, row.pk)
+        t0 = time.perf_counter()
+        with connection.cursor() as c:
+            c.execute(ref_sql, [project_id, at, pk])
+            rows = c.fetchall()
+        dt = time.perf_counter() - t0
+        assert len(rows) == 50
+        return dt
+
+    print(
+        f"{total:,} events in the project; database {connection.vendor}; {args.repeat} interleaved repeats; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    for name, (url, row) in pages.items():
+        client.get(url)  # warm
+        req, sql, ref = [], [], []
+        nq = set()
+        for _ in range(args.repeat):
+            ref.append(reference(row))
+            with CaptureQueriesContext(connection) as q:
+                t0 = time.perf_counter()
+                r = client.get(url)
+                req.append(time.perf_counter() - t0)
+            assert r.status_code == 200, r.status_code
+            sql.append(sum(float(x["time"]) for x in q.captured_queries))
+            nq.add(len(q.captured_queries))
+        req.sort()
+        sql.sort()
+        p95 = max(0, round(0.95 * len(req)) - 1)
+        m_ref = statistics.median(ref)
+        print(
+            f"{name:9s} request p50 {statistics.median(req) * 1000:6.1f} ms p95 {req[p95] * 1000:6.1f} ms | "
+            f"its SQL p50 {statistics.median(sql) * 1000:5.1f} ms p95 {sql[p95] * 1000:5.1f} ms | "
+            f"keyset reference p50 {m_ref * 1000:4.1f} ms | ratio request {statistics.median(req) / m_ref:5.1f}×, "
+            f"SQL {statistics.median(sql) / m_ref:4.1f}× | queries {sorted(nq)}"
+        )
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Reads of the event list: one page of events, newest first, by keyset (issue 13).
+
+At 100,000 events the list was 259 × a keyset query of its 50 rows: findings were counted with a
+GROUP BY over every matching event before the LIMIT, the paginator's COUNT repeated that join,
+and a deep page made the database skip (OFFSET) every newer row. Here:
+
+- rows are fetched by keyset: "older than the last row shown" (`after=<cursor>`) or "newer than
+  the first" (`before=<cursor>`), so page 2,000 costs what page 1 costs; a bare `?page=N` (an old
+  link) still works through OFFSET;
+- finding counts are correlated subqueries, computed for the page's rows only;
+- the total is counted up to COUNT_CAP + 1 rows: "page 3 of 12" while it is small, "more than
+  1,000 events" beyond (the oldest page is still one click: the same keyset, reversed).
+
+Four queries whatever the page (count, rows, and the two of ui.event_rows.row_summaries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from ctxaudit.audits.models import Finding
+from ctxaudit.ingest.models import Event
+
+COUNT_CAP = 1000
+SERIOUS = ("high", "critical")
+
+
+def _finding_count(**filters: Any) -> Coalesce:
+    sub = (
+        Finding.objects.filter(event=OuterRef("pk"), **filters)
+        .order_by()
+        .values("event")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(sub, output_field=IntegerField()), Value(0))
+
+
+def cursor_of(event: Event) -> str:
+    """The keyset position of a row: "<occurred_at ISO 8601>_<id>"."""
+    return f"{event.occurred_at.isoformat()}_{event.pk}"
+
+
+def parse_cursor(raw: str) -> tuple[datetime, int] | None:
+    """(occurred_at, id) of a cursor_of() string; None when it is not one."""
+    at, sep, pk = raw.rpartition("_")
+    if not sep or not pk.isdigit():
+        return None
+    try:
+        when = datetime.fromisoformat(at)
+    except ValueError:
+        return None
+    return (when, int(pk)) if when.tzinfo is not None else None
+
+
+@dataclass
+class EventPage:
+    """One page of the list, with what its pager needs (links as query strings)."""
+
+    rows: list[Event]
+    number: int | None  # 1-based; None on the oldest page of a list too long to count
+    count: int  # exact when not capped, else COUNT_CAP + 1
+    capped: bool
+    size: int
+    newer: str | None = None  # query string of the page before (newer rows), None on the first
+    older: str | None = None
+    newest: str | None = None
+    oldest: str | None = None
+    query: dict[str, str] = field(default_factory=dict)
+
+    def __iter__(self) -> Any:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def num_pages(self) -> int | None:
+        return None if self.capped else max(1, -(-self.count // self.size))
+
+    @property
+    def multiple(self) -> bool:
+        return self.capped or self.count > self.size
+
+    @property
+    def label(self) -> str:
+        """ "page 3 of 12", "page 3" (too many to count), "oldest page", or "" (unknown)."""
+        if self.number is not None:
+            return f"page {self.number}" + (f" of {self.num_pages}" if self.num_pages else "")
+        return "oldest page" if self.older is None else ""
+
+
+def _link(query: dict[str, str], **extra: str | int) -> str:
+    return urlencode({**query, **{k: str(v) for k, v in extra.items()}})
+
+
+def event_page(qs: QuerySet[Event], *, params: dict[str, str], query: dict[str, str], size: int) -> EventPage:
+    """The page of `qs` (already filtered and scoped) that `params` names: "after"/"before" (a
+    cursor), "page" (a number, or "last"), with "n" carrying the page number along keyset links.
+    `query`: the filters, kept in every link. Rows are annotated n_findings and n_serious."""
+    ordered = qs.order_by("-occurred_at", "-id")
+    count = ordered.order_by()[: COUNT_CAP + 1].count()
+    capped = count > COUNT_CAP
+    last_number = None if capped else max(1, -(-count // size))
+    rows_qs = ordered.annotate(
+        n_findings=_finding_count(), n_serious=_finding_count(severity__in=SERIOUS)
+    ).defer("before", "after", "report", "rules", "metadata")
+
+    number: int | None
+    after = parse_cursor(params.get("after", ""))
+    before = parse_cursor(params.get("before", ""))
+    raw_n = params.get("n", "")
+    carried = int(raw_n) if raw_n.isdigit() and int(raw_n) > 0 else None
+    raw_page = params.get("page", "")
+    wanted = int(raw_page) if raw_page.isdigit() and int(raw_page) > 0 else 1
+    # Each query takes one row more than it shows: whether there is a page beyond it.
+    if after is not None:
+        at, pk = after
+        # occurred_at <= at is implied by the OR: it lets the database range-scan the index.
+        older = rows_qs.filter(Q(occurred_at__lt=at) | Q(occurred_at=at, id__lt=pk), occurred_at__lte=at)
+        rows = list(older[: size + 1])
+        has_newer, has_older = True, len(rows) > size
+        rows, number = rows[:size], carried
+    elif before is not None:
+        at, pk = before
+        newer = rows_qs.filter(Q(occurred_at__gt=at) | Q(occurred_at=at, id__gt=pk), occurred_at__gte=at)
+        rows = list(newer.order_by("occurred_at", "id")[: size + 1])
+        has_newer, has_older = len(rows) > size, True
+        rows, number = list(reversed(rows[:size])), carried
+        if not has_newer:
+            number = 1
+    elif raw_page == "last" or (last_number is not None and wanted >= last_number):
+        # The oldest page, by the same keyset reversed: as many rows as are left over.
+        left = size if capped or count % size == 0 else count % size
+        rows = list(reversed(rows_qs.order_by("occurred_at", "id")[:left]))
+        has_newer, has_older = capped or count > size, False
+        number = last_number
+    elif wanted > 1:
+        # An old-style page number: the skipped rows are counted off in a subquery over the
+        # index alone, so the finding counts are computed for this page's rows only.
+        window = ordered.values("pk")[(wanted - 1) * size : wanted * size + 1]
+        rows = list(rows_qs.filter(pk__in=Subquery(window)))
+        has_newer, has_older = True, len(rows) > size
+        rows, number = rows[:size], wanted
+    else:
+        rows = list(rows_qs[: size + 1])
+        has_newer, has_older = False, len(rows) > size
+        rows, number = rows[:size], 1
+
+    page = EventPage(list[Event](rows), number, count, capped, size, query=query)
+    if rows and has_newer:
+        page.newer = _link(query, before=cursor_of(rows[0]), **({"n": number - 1} if number else {}))
+        page.newest = _link(query)
+    if rows and has_older:
+        page.older = _link(query, after=cursor_of(rows[-1]), **({"n": number + 1} if number else {}))
+        page.oldest = _link(query, page="last")
+    return page

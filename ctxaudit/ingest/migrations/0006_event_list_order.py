@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("ingest", "0004_strategy_family"),
+        ("ingest", "0005_conversation_call"),
         ("projects", "0003_rule_set_versions"),
     ]
 

@@ -42,6 +42,14 @@ def _finding_count(**filters: Any) -> Coalesce:
     return Coalesce(Subquery(sub, output_field=IntegerField()), Value(0))
 
 
+def positive_int(raw: str, default: int | None = None, *, cap: int = 10**6) -> int | None:
+    """`raw` as an int in 1..cap when it is one written in ASCII digits ("²".isdigit() is True,
+    int("²") raises), else `default`."""
+    if raw.isascii() and raw.isdigit() and len(raw) <= len(str(cap)) and 0 < int(raw) <= cap:
+        return int(raw)
+    return default
+
+
 def cursor_of(event: Event) -> str:
     """The keyset position of a row: "<occurred_at ISO 8601>_<id>"."""
     return f"{event.occurred_at.isoformat()}_{event.pk}"
@@ -50,7 +58,7 @@ def cursor_of(event: Event) -> str:
 def parse_cursor(raw: str) -> tuple[datetime, int] | None:
     """(occurred_at, id) of a cursor_of() string; None when it is not one."""
     at, sep, pk = raw.rpartition("_")
-    if not sep or not pk.isdigit():
+    if not sep or not (pk.isascii() and pk.isdigit()) or len(pk) > 18:
         return None
     try:
         when = datetime.fromisoformat(at)
@@ -116,9 +124,9 @@ def event_page(qs: QuerySet[Event], *, params: dict[str, str], query: dict[str, 
     after = parse_cursor(params.get("after", ""))
     before = parse_cursor(params.get("before", ""))
     raw_n = params.get("n", "")
-    carried = int(raw_n) if raw_n.isdigit() and int(raw_n) > 0 else None
+    carried = positive_int(raw_n)
     raw_page = params.get("page", "")
-    wanted = int(raw_page) if raw_page.isdigit() and int(raw_page) > 0 else 1
+    wanted = positive_int(raw_page, 1) or 1
     # Each query takes one row more than it shows: whether there is a page beyond it.
     if after is not None:
         at, pk = after

@@ -20,7 +20,7 @@ from ctxaudit.core.params import db_int
 from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
 from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event
-from ctxaudit.ingest.selectors import COUNT_CAP, event_page
+from ctxaudit.ingest.selectors import COUNT_CAP, event_page, positive_int
 from ctxaudit.projects.access import event_for_user, events_for_user, projects_for_user
 from ctxaudit.projects.audit import log_content_access
 from ctxaudit.ui.event_items import detail_highlights, finding_items, rule_items, token_table
@@ -127,8 +127,24 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
         # The diff starts at what matters: where each lost, weakened or demoted rule was and went.
         "lost_rules": [it for it in rules if it["shown_state"] != "retained"][:LIST_CAP],
         "full": full,
+        **_full_page(request, diff.rows, full),
     }
     return render(request, "ui/events/detail.html", ctx)
+
+
+FULL_ROWS_PER_PAGE = 200  # ?full=1 shows every row, a page of them at a time
+
+
+def _full_page(request: HttpRequest, rows: tuple[Any, ...], full: bool) -> dict[str, Any]:
+    """The rows to render: all of them collapsed, else page `?page=N` of FULL_ROWS_PER_PAGE
+    (issue 13: ?full=1 of a 100k-message event returned 45 MB of HTML after 47 s)."""
+    if not full:
+        return {"diff_rows": rows, "full_page": 1, "full_pages": 1}
+    pages = max(1, -(-len(rows) // FULL_ROWS_PER_PAGE))
+    raw = request.GET.get("page", "")
+    page = min(positive_int(raw, 1) or 1, pages)
+    start = (page - 1) * FULL_ROWS_PER_PAGE
+    return {"diff_rows": rows[start : start + FULL_ROWS_PER_PAGE], "full_page": page, "full_pages": pages}
 
 
 def _int(request: HttpRequest, name: str) -> int | None:

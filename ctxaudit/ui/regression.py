@@ -25,6 +25,7 @@ from ctxaudit.core.http import AuthedRequest
 from ctxaudit.engine.cli import case_from_dict, check_case
 from ctxaudit.engine.tokens import CharCounter
 from ctxaudit.ingest.models import Event
+from ctxaudit.ingest.selectors import positive_int
 from ctxaudit.projects.access import event_for_user, project_for_user, role_for_user
 from ctxaudit.projects.audit import log_content_access
 from ctxaudit.projects.models import Membership, Project
@@ -60,8 +61,8 @@ def _attachment(data: Any, filename: str) -> HttpResponse:
 
 
 def _page_number(request: HttpRequest, name: str) -> int:
-    raw = request.GET.get(name, "")
-    return int(raw) if raw.isdigit() and 0 < int(raw) < 10**6 else 1
+    raw = request.GET.get(name, "")  # ASCII digits only: "²".isdigit() is True, int("²") raises
+    return positive_int(raw, 1) or 1
 
 
 @login_required

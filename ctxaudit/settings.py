@@ -172,6 +172,10 @@ CELERY_BEAT_SCHEDULE = {
 # --- alerts ----------------------------------------------------------------------------------
 # Absolute base of links in notifications (webhook payloads, emails).
 CTXAUDIT_BASE_URL = env.str("CTXAUDIT_BASE_URL", default="http://localhost:8000")
+# PagerDuty channels post here (Events API v2); tests point it at a local receiver.
+CTXAUDIT_PAGERDUTY_EVENTS_URL = env.str(
+    "CTXAUDIT_PAGERDUTY_EVENTS_URL", default="https://events.pagerduty.com/v2/enqueue"
+)
 CTXAUDIT_WEBHOOK_TIMEOUT_SECONDS = env.float("CTXAUDIT_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # Webhook channels and replay endpoints may point at loopback/private/link-local addresses (SSRF guard off).
 CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS = env.bool("CTXAUDIT_ALLOW_PRIVATE_WEBHOOKS", default=False)

@@ -163,6 +163,8 @@ class Channel(models.Model):
     class Kind(models.TextChoices):
         WEBHOOK = "webhook", "Webhook"
         EMAIL = "email", "Email"
+        SLACK = "slack", "Slack (incoming webhook)"
+        PAGERDUTY = "pagerduty", "PagerDuty (Events API v2 routing key)"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="alert_channels")
     kind = models.CharField(max_length=10, choices=Kind.choices)

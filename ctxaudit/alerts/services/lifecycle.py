@@ -12,7 +12,9 @@ from django.utils import timezone
 from ctxaudit.alerts.models import (
     Alert,
     AlertActivity,
+    Channel,
 )
+from ctxaudit.alerts.services.notifications import deliveries_create
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +50,9 @@ def alert_resolve(*, alert: Alert, user: User) -> Alert:
     alert.is_regression = False
     alert.save(update_fields=["status", "resolved_at", "is_regression"])
     _log(alert, user, AlertActivity.Kind.RESOLVED)
+    if not alert.is_muted:
+        # PagerDuty keeps an incident open until told: resolve it under the same dedup key.
+        deliveries_create(alert=alert, event=None, reason="resolved", kinds=(Channel.Kind.PAGERDUTY,))
     return alert
 
 

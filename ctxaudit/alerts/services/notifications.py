@@ -47,13 +47,20 @@ def alert_to_dict(alert: Alert) -> dict[str, Any]:
         "first_seen": alert.first_seen.isoformat(),
         "last_seen": alert.last_seen.isoformat(),
         "url": settings.CTXAUDIT_BASE_URL.rstrip("/") + reverse("alerts:detail", args=[alert.pk]),
+        "fingerprint": alert.fingerprint,
     }
 
 
-def deliveries_create(*, alert: Alert, event: Event | None, reason: str) -> list[Delivery]:
-    """One Delivery per enabled channel of the alert's project, each sent after commit."""
+def deliveries_create(
+    *, alert: Alert, event: Event | None, reason: str, kinds: tuple[str, ...] | None = None
+) -> list[Delivery]:
+    """One Delivery per enabled channel of the alert's project (of `kinds`, default all), each
+    sent after commit."""
     created = []
-    for channel in Channel.objects.filter(project_id=alert.project_id, enabled=True):
+    channels = Channel.objects.filter(project_id=alert.project_id, enabled=True)
+    if kinds is not None:
+        channels = channels.filter(kind__in=kinds)
+    for channel in channels:
         nid = uuid.uuid4()
         payload = {
             "notification_id": str(nid),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from typing import Any
 
@@ -101,8 +102,20 @@ def channel_create(*, project: Project, kind: str, name: str, target: str) -> Ch
             except ValidationError:
                 raise ValueError(f"not an email address: {a}") from None
         target = ", ".join(addresses)
+    elif kind == Channel.Kind.SLACK:
+        try:
+            URLValidator(schemes=["https"])(target)
+        except ValidationError:
+            raise ValueError("the Slack incoming-webhook URL must be an https:// URL") from None
+        try:
+            netguard.check_url(target)
+        except netguard.UnsafeURL as e:
+            raise ValueError(f"the Slack URL is refused: {e}") from None
+    elif kind == Channel.Kind.PAGERDUTY:
+        if not re.fullmatch(r"[A-Za-z0-9]{20,64}", target):
+            raise ValueError("the PagerDuty routing key is the integration key: 32 letters and digits")
     else:
-        raise ValueError("kind must be webhook or email")
+        raise ValueError(f"kind must be one of {', '.join(Channel.Kind.values)}")
     return Channel.objects.create(project=project, kind=kind, name=name.strip()[:100], target=target)
 
 

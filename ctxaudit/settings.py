@@ -130,6 +130,16 @@ if CACHES["default"]["BACKEND"].endswith("redis.RedisCache"):
     # fails open on the error (projects/ratelimit.py).
     CACHES["default"].setdefault("OPTIONS", {}).update({"socket_connect_timeout": 0.5, "socket_timeout": 0.5})
 CTXAUDIT_RATE_LIMIT_DIR = env.str("CTXAUDIT_RATE_LIMIT_DIR", default="")
+# Load shedding per server process (core/shedding.py). API requests (/api/, /v1/): how many run at
+# once, how many may wait for a slot, how long one may wait; pages (the dashboard, /login/) have
+# slots of their own, more patient (htmx loads a page's parts side by side). Retry-After of a 503.
+CTXAUDIT_SHED_MAX_ACTIVE = env.int("CTXAUDIT_SHED_MAX_ACTIVE", default=1)
+CTXAUDIT_SHED_MAX_WAITING = env.int("CTXAUDIT_SHED_MAX_WAITING", default=1)
+CTXAUDIT_SHED_MAX_WAIT_MS = env.int("CTXAUDIT_SHED_MAX_WAIT_MS", default=100)
+CTXAUDIT_SHED_UI_MAX_ACTIVE = env.int("CTXAUDIT_SHED_UI_MAX_ACTIVE", default=2)
+CTXAUDIT_SHED_UI_MAX_WAITING = env.int("CTXAUDIT_SHED_UI_MAX_WAITING", default=4)
+CTXAUDIT_SHED_UI_MAX_WAIT_MS = env.int("CTXAUDIT_SHED_UI_MAX_WAIT_MS", default=2000)
+CTXAUDIT_SHED_RETRY_AFTER = env.int("CTXAUDIT_SHED_RETRY_AFTER", default=1)
 # Events left pending longer than this are re-enqueued by the periodic sweep.
 CTXAUDIT_PENDING_TIMEOUT_SECONDS = env.int("CTXAUDIT_PENDING_TIMEOUT_SECONDS", default=300)
 

@@ -5,7 +5,11 @@ import os
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ctxaudit.settings")
-application = get_wsgi_application()
+
+from ctxaudit.core.shedding import LoadShedMiddleware  # noqa: E402 - needs the settings module set
+
+# Outside Django: a shed request (503 + Retry-After) costs no request object and no query.
+application = LoadShedMiddleware(get_wsgi_application())
 
 
 def _warm_up() -> None:

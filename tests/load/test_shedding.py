@@ -1,0 +1,176 @@
+"""Load shedding (ctxaudit/core/shedding.py): beyond its slots a process answers 503 with
+Retry-After at once, keeps the dashboard's slots apart from the API's, and does no work for a
+client that has already gone."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from ctxaudit.core import shedding
+from ctxaudit.core.shedding import Gate, LoadShedMiddleware
+
+
+def _environ(path: str = "/api/v1/events", body: bytes = b"", sock=None) -> dict:
+    env = {
+        "PATH_INFO": path,
+        "REQUEST_METHOD": "POST" if body else "GET",
+        "CONTENT_LENGTH": str(len(body)) if body else "",
+        "wsgi.input": io.BytesIO(body),
+    }
+    if sock is not None:
+        env["gunicorn.socket"] = sock
+    return env
+
+
+class _Slow:
+    """A WSGI app that blocks until released, counting the requests it did work for."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.started = 0
+        self.bodies: list[bytes] = []
+
+    def __call__(self, environ, start_response):
+        self.started += 1
+        self.bodies.append(environ["wsgi.input"].read())
+        self.release.wait(10)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"ok"]
+
+
+def _call(mw, environ) -> tuple[str, dict[str, str], bytes]:
+    out: dict = {}
+
+    def start_response(status, headers):
+        out["status"], out["headers"] = status, dict(headers)
+
+    body = mw(environ, start_response)
+    data = b"".join(body)
+    getattr(body, "close", lambda: None)()
+    return out.get("status", ""), out.get("headers", {}), data
+
+
+@pytest.fixture
+def shed_settings(settings):
+    settings.CTXAUDIT_SHED_MAX_ACTIVE = 1
+    settings.CTXAUDIT_SHED_MAX_WAITING = 1
+    settings.CTXAUDIT_SHED_MAX_WAIT_MS = 200
+    settings.CTXAUDIT_SHED_UI_MAX_ACTIVE = 1
+    settings.CTXAUDIT_SHED_UI_MAX_WAITING = 1
+    settings.CTXAUDIT_SHED_UI_MAX_WAIT_MS = 200
+    settings.CTXAUDIT_SHED_RETRY_AFTER = 2
+    return settings
+
+
+def test_a_gate_admits_waits_then_sheds() -> None:
+    gate = Gate(active=1, waiting=1, max_wait=0.2)
+    assert gate.enter() is True
+    results: list[bool | None] = []
+    waiter = threading.Thread(target=lambda: results.append(gate.enter()))
+    waiter.start()
+    time.sleep(0.05)
+    assert gate.enter() is False  # one running, one waiting: the third is shed at once
+    gate.leave()
+    waiter.join(2)
+    assert results == [None]  # admitted after waiting
+    t0 = time.monotonic()
+    assert gate.enter() is False  # slot taken by the waiter; waits 0.2 s then gives up
+    assert 0.15 < time.monotonic() - t0 < 1.0
+
+
+def test_beyond_its_slots_the_api_answers_503_with_retry_after(shed_settings) -> None:
+    shed_settings.CTXAUDIT_SHED_MAX_WAIT_MS = 3000  # the second request is still waiting below
+    app = _Slow()
+    mw = LoadShedMiddleware(app)
+    first = threading.Thread(target=_call, args=(mw, _environ()))
+    first.start()
+    time.sleep(0.05)
+    second = threading.Thread(target=_call, args=(mw, _environ()))
+    second.start()
+    time.sleep(0.05)
+    t0 = time.monotonic()
+    status, headers, body = _call(mw, _environ())
+    assert time.monotonic() - t0 < 0.1  # at once, not after a wait
+    assert status.startswith("503")
+    assert headers["Retry-After"] == "2"
+    assert json.loads(body) == {"error": "the server is at capacity; retry after 2s", "field": None}
+    # The dashboard has slots of its own: /login/ still runs while the API is full.
+    login = threading.Thread(target=_call, args=(mw, _environ("/login/")))
+    login.start()
+    time.sleep(0.05)
+    assert app.started == 2  # the first API request and the login page
+    app.release.set()
+    for t in (first, second, login):
+        t.join(5)
+    assert app.started == 3  # the waiting API request ran once a slot was free; the shed one never
+
+
+def test_a_page_beyond_its_slots_gets_a_plain_503(shed_settings) -> None:
+    shed_settings.CTXAUDIT_SHED_UI_MAX_WAITING = 0
+    app = _Slow()
+    mw = LoadShedMiddleware(app)
+    t = threading.Thread(target=_call, args=(mw, _environ("/")))
+    t.start()
+    time.sleep(0.05)
+    status, headers, body = _call(mw, _environ("/alerts/"))
+    app.release.set()
+    t.join(5)
+    assert status.startswith("503") and headers["Retry-After"] == "2"
+    assert body.decode().startswith("503 Service Unavailable: the server is at capacity")
+
+
+def test_no_work_is_done_for_a_client_that_has_gone(shed_settings) -> None:
+    app = _Slow()
+    app.release.set()
+    mw = LoadShedMiddleware(app)
+    server, client = socket.socketpair()
+    client.sendall(b'{"session_id": "x"}')
+    client.close()  # it gave up (timed out) while the request was queued
+    env = _environ(body=b'{"session_id": "x"}', sock=server)
+    env["wsgi.input"] = server.makefile("rb")  # as gunicorn: the body is read from the socket
+    status, _, _ = _call(mw, env)
+    assert status.startswith("499")
+    assert app.started == 0
+    server.close()
+
+
+def test_a_live_client_with_a_body_is_served_and_the_app_reads_the_body(shed_settings) -> None:
+    app = _Slow()
+    app.release.set()
+    mw = LoadShedMiddleware(app)
+    server, client = socket.socketpair()
+    client.sendall(b'{"a": 1}')  # body sent, connection still open: waiting for the answer
+    env = _environ(body=b'{"a": 1}', sock=server)
+    env["wsgi.input"] = server.makefile("rb")
+    status, _, body = _call(mw, env)
+    assert status == "200 OK" and body == b"ok"
+    assert app.bodies == [b'{"a": 1}']
+    server.close()
+    client.close()
+
+
+def test_static_files_are_never_shed(shed_settings) -> None:
+    shed_settings.CTXAUDIT_SHED_UI_MAX_WAITING = 0
+    app = _Slow()
+    mw = LoadShedMiddleware(app)
+    t = threading.Thread(target=_call, args=(mw, _environ("/")))
+    t.start()
+    time.sleep(0.05)
+    app.release.set()
+    status, _, _ = _call(mw, _environ("/static/ctxaudit.css"))
+    t.join(5)
+    assert status == "200 OK"
+
+
+def test_stats_count_what_happened(shed_settings) -> None:
+    before = shedding.stats()
+    app = _Slow()
+    app.release.set()
+    _call(LoadShedMiddleware(app), _environ("/"))
+    assert shedding.stats()["admitted"] == before["admitted"] + 1

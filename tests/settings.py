@@ -23,5 +23,10 @@ import atexit  # noqa: E402
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
 
-CTXAUDIT_RATE_LIMIT_DIR = tempfile.mkdtemp(prefix="ctxaudit-ratelimit-tests-")
-atexit.register(shutil.rmtree, CTXAUDIT_RATE_LIMIT_DIR, ignore_errors=True)
+# A server a test starts (with DJANGO_SETTINGS_MODULE inherited) names its own in the environment,
+# shared by its worker processes.
+CTXAUDIT_RATE_LIMIT_DIR = os.environ.get("CTXAUDIT_RATE_LIMIT_DIR") or tempfile.mkdtemp(
+    prefix="ctxaudit-ratelimit-tests-"
+)
+if not os.environ.get("CTXAUDIT_RATE_LIMIT_DIR"):
+    atexit.register(shutil.rmtree, CTXAUDIT_RATE_LIMIT_DIR, ignore_errors=True)

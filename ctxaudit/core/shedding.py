@@ -186,6 +186,9 @@ class LoadShedMiddleware:
         except BaseException:
             gate.leave()
             raise
+        if isinstance(body, list | tuple):  # built already (every non-streaming Django response)
+            gate.leave()  # free the slot now: the client may send its next request before close()
+            return body
         return _Released(body, gate.leave)
 
     def _busy(self, kind: str, start_response: StartResponse) -> list[bytes]:

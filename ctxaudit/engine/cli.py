@@ -19,6 +19,12 @@ Exit codes (seed §4.6: fail closed — a rule the checker cannot vouch for bloc
        none failed (1 wins over 3, 2 wins over both). Without it a no_rules case is listed as
        such and does not change the exit code.
 
+With `--compare BASELINE.json` (a saved `ctxaudit check --json` output of the same set, issue
+15) the run is compared with that baseline (engine/compare.py) and exit 1 means a regression: a
+rule that moved down (retained → demoted/weakened/missing), a verdict that moved down
+(pass → no_rules/fail), a baseline case not run now, or a new case that does not pass. Failures the
+baseline already had do not fail the build then. 2 (bad input, a baseline included) still wins.
+
 With `--expect`, a case instead passes when the engine's results agree with the case's own
 `expected` block (rule states, demoted_rules, summary_elevated, verdict), which is how the seed
 cases test the engine itself.
@@ -37,6 +43,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ctxaudit.engine.compare import (
+    CaseRun,
+    CompareInputError,
+    case_runs,
+    compare,
+    format_comparison,
+    read_results,
+)
 from ctxaudit.engine.formats import FORMATS, ContextFormatError, parse_context
 from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.runner import run_checks
@@ -481,11 +495,35 @@ def _parser() -> argparse.ArgumentParser:
         help="exit 3 when a case had no rule in force (verdict no_rules) and none failed",
     )
     c.add_argument(
+        "--compare",
+        type=Path,
+        metavar="BASELINE.json",
+        help="compare with a saved `ctxaudit check --json` run of the same set; exit 1 only on a regression",
+    )
+    c.add_argument(
         "--expect",
         action="store_true",
         help="pass a case when the results match its own `expected` block (engine tests)",
     )
     return p
+
+
+def result_json(res: CaseResult) -> dict[str, Any]:
+    """One `--json` line: {"id", "passed", "problems", "report": AuditReport.to_dict()} (the input of --compare)."""
+    return {"id": res.case.id, "passed": res.passed, "problems": res.problems, "report": res.report.to_dict()}
+
+
+def _read_baseline(path: Path) -> dict[str, CaseRun]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"--compare {path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"--compare {path}: is not UTF-8 text") from None
+    try:
+        return read_results(text, f"--compare {path}")
+    except CompareInputError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _counter(err: TextIO) -> TokenCounter:
@@ -536,34 +574,32 @@ def main(
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise BadInput(f"case id(s) used more than once: {', '.join(dupes)}")
+        baseline = _read_baseline(args.compare) if args.compare else None
     except BadInput as exc:
         err.write(f"ctxaudit: error: {exc}\n")
         return EXIT_BAD_INPUT
     counter = _counter(err)
     results = [check_case(c, counter=counter, expect=args.expect) for c in cases]
+    lines = [result_json(res) for res in results]
     if args.json:
-        for res in results:
-            out.write(
-                json.dumps(
-                    {
-                        "id": res.case.id,
-                        "passed": res.passed,
-                        "problems": res.problems,
-                        "report": res.report.to_dict(),
-                    },
-                    ensure_ascii=False,
-                )
-                + "\n"
-            )
+        for obj in lines:
+            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
     else:
         print_table(results, out)
+    comparison = compare(baseline, case_runs(lines)) if baseline is not None else None
+    if comparison is not None:
+        # With --json stdout stays `--json` output (the next baseline); the comparison goes to stderr.
+        (err if args.json else out).write(("" if args.json else "\n") + format_comparison(comparison))
     if args.junit_xml:
         try:
             args.junit_xml.write_bytes(junit_xml(results))
         except OSError as exc:
             err.write(f"ctxaudit: error: cannot write {args.junit_xml}: {exc.strerror or exc}\n")
             return EXIT_BAD_INPUT
-    if not all(r.passed for r in results):
+    if comparison is not None:
+        if comparison.regressed:
+            return EXIT_VIOLATION
+    elif not all(r.passed for r in results):
         return EXIT_VIOLATION
     if args.require_rules and any(r.report.verdict == "no_rules" for r in results):
         return EXIT_NO_RULES

@@ -33,7 +33,8 @@ def test_titles_say_what_happened_to_what() -> None:
         alert_title(kind="claim_promoted", evidence=quote)
         == "User claim restated as fact: 用户已获得删除授权。"
     )
-    assert alert_title(kind="claim_fabricated") == "Claim fabricated"  # a kind added later still reads
+    assert alert_title(kind="brand_new_check") == "Brand new check"  # a kind added later still reads
+    assert alert_title(kind="claim_fabricated") == "Statement nothing before compression supports"
     long = "x" * 300
     assert (
         len(alert_title(kind="rule_missing", rule_id="R9", rule_text=long))

@@ -110,6 +110,8 @@ def test_the_event_list_says_what_was_lost_and_filters_by_severity(page, live_se
     page.wait_for_url("**severity=critical**")
     page.locator(f'a[href="/events/{kept.pk}/"]').first.wait_for(state="detached")
     assert page.locator(f'a[href="/events/{lost.pk}/"]').count() >= 1
+    assert "1 event matches the filters" in page.locator(".result-count").inner_text()
+    page.wait_for_timeout(300)  # let htmx settle (the swapped rows fade in)
     shot(page, "event-list-lost-rules-critical")
 
 

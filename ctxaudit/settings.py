@@ -177,6 +177,8 @@ CELERY_BEAT_SCHEDULE = {
     "ingest.purge_expired": {"task": "ingest.purge_expired", "schedule": 3600.0},
     "alerts.requeue_deliveries": {"task": "alerts.requeue_deliveries", "schedule": 300.0},
     "alerts.requeue_evaluations": {"task": "alerts.requeue_evaluations", "schedule": 300.0},
+    # Windowed policies recover (or fire on a backlog) without new traffic.
+    "alerts.evaluate_windows": {"task": "alerts.evaluate_windows", "schedule": 60.0},
 }
 
 # --- alerts ----------------------------------------------------------------------------------

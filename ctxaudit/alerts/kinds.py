@@ -112,3 +112,8 @@ DEFAULT_CONDITIONS: tuple[dict[str, Any], ...] = (
 )
 
 KNOWN_KINDS: tuple[str, ...] = tuple(c["kind"] for c in DEFAULT_CONDITIONS)
+
+# Windowed policies (alerts.services.windows): alerts about a share of compressions, not a finding.
+WINDOW_FAILING_SHARE = "window_failing_share"
+WINDOW_RULE_LOSSES = "window_rule_losses"
+WINDOW_KINDS = frozenset({WINDOW_FAILING_SHARE, WINDOW_RULE_LOSSES})

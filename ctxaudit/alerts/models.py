@@ -136,6 +136,7 @@ class AlertActivity(models.Model):
         MUTED = "muted"
         UNMUTED = "unmuted"
         NOTIFIED = "notified"
+        ESCALATED = "escalated"  # a windowed policy went from its warning to its alert level
 
     alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="activities")
     user = models.ForeignKey(
@@ -245,3 +246,61 @@ class AlertEvaluation(models.Model):
 
     def __str__(self) -> str:
         return f"event {self.event_id} evaluated"
+
+
+class WindowMonitor(models.Model):
+    """A windowed policy (Langfuse/LangSmith-style monitor): the share of a project's checked
+    compressions in the last `window_minutes` that fail (metric failing_events) or lose a rule
+    (metric rule_losses: a rule_missing/rule_weakened finding, optionally about one rule id or of
+    at least min_severity). At or above warning_threshold it raises a medium alert, at or above
+    alert_threshold a high one (critical when the monitor watches critical rules); it resolves
+    itself once the share stayed under warning_threshold for a full window."""
+
+    class Metric(models.TextChoices):
+        FAILING_EVENTS = "failing_events", "Failing compressions"
+        RULE_LOSSES = "rule_losses", "Compressions that lost a rule"
+
+    class Level(models.TextChoices):
+        OK = "ok"
+        WARNING = "warning"
+        ALERT = "alert"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="window_monitors")
+    metric = models.CharField(max_length=20, choices=Metric.choices)
+    rule_id = models.CharField(max_length=100, blank=True, default="")  # rule_losses: "" = any rule
+    min_severity = models.CharField(max_length=10, choices=SEVERITY_CHOICES, default="low")
+    window_minutes = models.PositiveIntegerField(default=60)
+    min_compressions = models.PositiveIntegerField(default=10)
+    warning_threshold = models.FloatField(default=0.1)  # fractions of the compressions in the window
+    alert_threshold = models.FloatField(default=0.2)
+    enabled = models.BooleanField(default=True)
+    # State of the last evaluation, written by services.windows only.
+    level = models.CharField(max_length=10, choices=Level.choices, default=Level.OK)
+    last_share = models.FloatField(null=True, blank=True)
+    last_total = models.PositiveIntegerField(default=0)
+    last_evaluated_at = models.DateTimeField(null=True, blank=True)
+    below_since = models.DateTimeField(null=True, blank=True)  # first evaluation under warning
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            # The alert's fingerprint is (project, rule_id, kind): one monitor per metric and rule.
+            models.UniqueConstraint(fields=["project", "metric", "rule_id"], name="window_monitor_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.metric} {self.rule_id or '*'} over {self.window_minutes} min"
+
+    # Percents for the settings page: 0.125 → "12.5", 0.2 → "20".
+    @property
+    def warning_percent(self) -> str:
+        return f"{round(self.warning_threshold * 100, 1):g}"
+
+    @property
+    def alert_percent(self) -> str:
+        return f"{round(self.alert_threshold * 100, 1):g}"
+
+    @property
+    def last_percent(self) -> str:
+        return "" if self.last_share is None else f"{round(self.last_share * 100, 1):g}"

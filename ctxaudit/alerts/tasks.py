@@ -57,3 +57,10 @@ def alerts_requeue_evaluations_task() -> None:
     from ctxaudit.alerts.services import evaluations_requeue
 
     evaluations_requeue()
+
+
+@ctxaudit_task(name="alerts.evaluate_windows")
+def alerts_evaluate_windows_task() -> None:
+    from ctxaudit.alerts.services import windows_evaluate_all
+
+    windows_evaluate_all()

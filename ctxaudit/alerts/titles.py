@@ -45,6 +45,8 @@ KIND_LABELS = {
     "tool_pair_broken": "Tool call cut from its result",
     "compaction_loop": "Compaction looping",
     "unauditable_compaction": "Encrypted compaction, not auditable",
+    "window_failing_share": "Share of failing compressions over a window",
+    "window_rule_losses": "Share of compressions losing a rule over a window",
 }
 
 MAX_SUBJECT = 100  # characters of rule text or quote in a title
@@ -84,3 +86,39 @@ def alert_title(*, kind: str, rule_id: str = "", rule_text: str = "", evidence: 
         head = kind_label(kind)
         subject = _subject(_quote(evidence))
     return f"{head}: {subject}" if subject else head
+
+
+def _percent(fraction: float) -> str:
+    """0.234 → "23%", 0.125 → "12.5%" (one decimal at most, no trailing zero)."""
+    return f"{round(fraction * 100, 1):g}%"
+
+
+def window_title(
+    *,
+    metric: str,
+    share: float,
+    window_minutes: int,
+    warning: float,
+    alert: float,
+    rule_id: str = "",
+    min_severity: str = "low",
+) -> str:
+    """The title of a windowed-policy alert, English then Chinese (a project has no one language):
+    "23% of compressions in the last 60 min lost a critical rule (warning ≥ 10%, alert ≥ 20%) /
+    最近 60 分钟内 23% 的压缩丢失或削弱了 critical 级规则（警告 ≥ 10%，告警 ≥ 20%）".
+    metric: failing_events | rule_losses; share, warning, alert: fractions 0..1."""
+    pct, warn, alrt = _percent(share), _percent(warning), _percent(alert)
+    if metric == "failing_events":
+        en_what, zh_what = "failed the audit", "未通过审计"
+    elif rule_id:
+        en_what, zh_what = f"lost or weakened rule {rule_id}", f"丢失或削弱了规则 {rule_id}"
+    elif min_severity and min_severity != "low":
+        en_what = f"lost or weakened a {min_severity} rule"
+        zh_what = f"丢失或削弱了 {min_severity} 级规则"
+    else:
+        en_what, zh_what = "lost or weakened a rule", "丢失或削弱了规则"
+    en = (
+        f"{pct} of compressions in the last {window_minutes} min {en_what} (warning ≥ {warn}, alert ≥ {alrt})"
+    )
+    zh = f"最近 {window_minutes} 分钟内 {pct} 的压缩{zh_what}（警告 ≥ {warn}，告警 ≥ {alrt}）"
+    return f"{en} / {zh}"

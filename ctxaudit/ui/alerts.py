@@ -30,7 +30,7 @@ from ctxaudit.alerts.access import (
     channel_for_user,
     project_for_user,
 )
-from ctxaudit.alerts.models import Alert, Channel
+from ctxaudit.alerts.models import Alert, Channel, WindowMonitor
 from ctxaudit.alerts.selectors import (
     STATUS_FILTERS,
     alerts_filtered,
@@ -263,6 +263,7 @@ def _settings_page(
     error: str = "",
     status: int = 200,
     channel_form: dict[str, str] | None = None,
+    window_form: dict[str, str] | None = None,
 ) -> HttpResponse:
     policy = services.alert_policy_for_project(project)
     can_change = can_change_alerts(request.user, project)
@@ -271,6 +272,9 @@ def _settings_page(
         "policy": policy,
         "conditions": policy.conditions.all(),
         "channels": project.alert_channels.all(),
+        "windows": project.window_monitors.all(),
+        "window_metrics": WindowMonitor.Metric.choices,
+        "window_form": window_form or {},
         "can_change": can_change,
         "severities": kinds.SEVERITIES,
         "channel_kinds": Channel.Kind.choices,
@@ -342,3 +346,62 @@ def alert_channel_test(request: HttpRequest, channel_id: int) -> HttpResponse:
     # Post/redirect/get: a refresh of the settings page must not send the test again.
     messages.info(request, f"Test notification to {channel}: {result}")
     return redirect("alerts:settings", channel.project_id)
+
+
+# --- windowed policies -----------------------------------------------------------------------
+
+WINDOW_FIELDS = ("metric", "rule_id", "min_severity", "window_minutes", "min_compressions")
+
+
+def _window_values(request: HttpRequest) -> dict[str, object]:
+    """The form's values for services.window_monitor_save; levels are typed as percents."""
+    values: dict[str, object] = {k: request.POST.get(k, "") for k in WINDOW_FIELDS}
+    for level in ("warning", "alert"):
+        raw = request.POST.get(f"{level}_percent", "")
+        try:
+            values[level] = float(raw) / 100
+        except ValueError:
+            raise ValueError(f"{level}_percent: a number of percent is needed (20 for 20%)") from None
+    values["enabled"] = request.POST.get("enabled", "on") == "on"
+    return values
+
+
+def _window_for_user(request: HttpRequest, window_id: int) -> WindowMonitor:
+    pk = db_int(str(window_id))
+    monitor = WindowMonitor.objects.filter(pk=pk).first() if pk is not None else None
+    if monitor is None:
+        raise Http404("No such windowed policy")
+    project_for_user(request.user, monitor.project_id, change=True)  # 404 outsider, 403 viewer
+    return monitor
+
+
+@login_required
+@require_POST
+def alert_window_add(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = project_for_user(request.user, project_id, change=True)
+    form = {k: request.POST.get(k, "") for k in (*WINDOW_FIELDS, "warning_percent", "alert_percent")}
+    try:
+        services.window_monitor_save(project=project, values=_window_values(request))
+    except ValueError as e:
+        return _settings_page(request, project, error=str(e), status=400, window_form=form)
+    return redirect("alerts:settings", project.pk)
+
+
+@login_required
+@require_POST
+def alert_window_edit(request: HttpRequest, window_id: int) -> HttpResponse:
+    monitor = _window_for_user(request, window_id)
+    try:
+        services.window_monitor_save(project=monitor.project, monitor=monitor, values=_window_values(request))
+    except ValueError as e:
+        return _settings_page(request, monitor.project, error=str(e), status=400)
+    return redirect("alerts:settings", monitor.project_id)
+
+
+@login_required
+@require_POST
+def alert_window_delete(request: HttpRequest, window_id: int) -> HttpResponse:
+    monitor = _window_for_user(request, window_id)
+    project_id = monitor.project_id
+    services.window_monitor_delete(monitor=monitor)
+    return redirect("alerts:settings", project_id)

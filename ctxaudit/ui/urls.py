@@ -52,6 +52,9 @@ alerts_urlpatterns = [
     path("projects/<int:project_id>/policy/", alerts.alert_policy_edit, name="policy-edit"),
     path("projects/<int:project_id>/channels/", alerts.alert_channel_add, name="channel-add"),
     path("channels/<int:channel_id>/toggle/", alerts.alert_channel_toggle, name="channel-toggle"),
+    path("projects/<int:project_id>/windows/", alerts.alert_window_add, name="window-add"),
+    path("windows/<int:window_id>/", alerts.alert_window_edit, name="window-edit"),
+    path("windows/<int:window_id>/delete/", alerts.alert_window_delete, name="window-delete"),
     path("channels/<int:channel_id>/test/", alerts.alert_channel_test, name="channel-test"),
 ]
 

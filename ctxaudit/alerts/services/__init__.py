@@ -36,6 +36,14 @@ from ctxaudit.alerts.services.policy import (
     channel_set_enabled,
     channel_test,
 )
+from ctxaudit.alerts.services.windows import (
+    monitor_evaluate,
+    window_counts,
+    window_monitor_delete,
+    window_monitor_save,
+    windows_evaluate_all,
+    windows_for_project,
+)
 
 __all__ = [
     "alert_policy_for_project",
@@ -63,4 +71,10 @@ __all__ = [
     "delivery_enqueue",
     "evaluations_requeue",
     "retry_countdown",
+    "monitor_evaluate",
+    "window_counts",
+    "window_monitor_delete",
+    "window_monitor_save",
+    "windows_evaluate_all",
+    "windows_for_project",
 ]

@@ -15,9 +15,11 @@ from ctxaudit.alerts.models import (
     AlertActivity,
     AlertEvaluation,
     AlertEvent,
+    AlertPolicy,
 )
 from ctxaudit.alerts.services.notifications import deliveries_create
 from ctxaudit.alerts.services.policy import alert_policy_for_project
+from ctxaudit.alerts.services.windows import windows_for_project
 from ctxaudit.alerts.titles import alert_title
 from ctxaudit.audits.models import Finding, RuleOutcome
 from ctxaudit.ingest.models import Event, SessionRule
@@ -100,7 +102,9 @@ def alerts_for_event(event_id: int) -> list[Alert]:
     """Raise or update the alerts a checked event calls for under its project's policy.
 
     Idempotent: an (alert, event) pair is linked once, so running it again for the same event
-    changes no count and sends nothing. Returns the alerts the event newly fed.
+    changes no count and sends nothing. The project's windowed policies (services.windows) are
+    measured too: they change only when their window's share changes level.
+    Returns the alerts the event newly fed, raised or escalated.
     """
     event = Event.objects.select_related("project", "session").filter(pk=event_id).first()
     if event is None or event.status != Event.Status.CHECKED:
@@ -109,6 +113,11 @@ def alerts_for_event(event_id: int) -> list[Alert]:
     policy = alert_policy_for_project(event.project)
     if not policy.enabled:
         return []
+    return _finding_alerts(event, policy) + windows_for_project(event.project, event=event)
+
+
+def _finding_alerts(event: Event, policy: AlertPolicy) -> list[Alert]:
+    """The alerts the event's own findings raise under the policy's conditions."""
     conditions = {c.kind: c for c in policy.conditions.filter(enabled=True)}
     findings = list(Finding.objects.filter(event=event, kind__in=list(conditions)).order_by("id"))
     if not findings:

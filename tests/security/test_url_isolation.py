@@ -54,6 +54,7 @@ class Foreign:
         self.channel = self._make(
             "alerts.Channel", project=self.project, kind="webhook", target="https://hooks.example.com/x"
         )
+        self.window = self._make("alerts.WindowMonitor", project=self.project, metric="failing_events")
         self.regression_case = self._make(
             "regression.RegressionCase", project=self.project, case_id=f"case-{CANARY}", event=self.event
         )
@@ -119,6 +120,9 @@ URL_ARGS: dict[str, Callable[[Foreign], dict[str, Any]]] = {
     "alerts:channel-add": lambda f: {"project_id": f.project.pk},
     "alerts:channel-toggle": lambda f: {"channel_id": f.channel.pk},
     "alerts:channel-test": lambda f: {"channel_id": f.channel.pk},
+    "alerts:window-add": lambda f: {"project_id": f.project.pk},
+    "alerts:window-edit": lambda f: {"window_id": f.row("alerts.WindowMonitor").pk},
+    "alerts:window-delete": lambda f: {"window_id": f.row("alerts.WindowMonitor").pk},
     "regression:checklist": lambda f: {"event_id": f.event.pk},
     "regression:checklist-step": lambda f: {"event_id": f.event.pk, "step": 1},
     "regression:checklist-search": lambda f: {"event_id": f.event.pk},

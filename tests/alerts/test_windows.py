@@ -319,3 +319,18 @@ def test_title_in_both_languages() -> None:
         "23.4% of compressions in the last 60 min lost or weakened a critical rule (warning ≥ 10%, alert ≥ 20%)"
         " / 最近 60 分钟内 23.4% 的压缩丢失或削弱了 critical 级规则（警告 ≥ 10%，告警 ≥ 20%）"
     )
+
+
+def test_self_resolve_resolves_the_pagerduty_incident(project) -> None:
+    Channel.objects.create(project=project, kind="pagerduty", target="routing-key-1")
+    losing(project, 5, T0 - timedelta(minutes=5))
+    compressions(project, 5, at=T0 - timedelta(minutes=5))
+    m = monitor(project)
+    with time_machine.travel(T0, tick=False):
+        monitor_evaluate(m)  # 50%: alert level
+    with time_machine.travel(T0 + timedelta(minutes=56), tick=False):
+        monitor_evaluate(m)  # the window is empty: under from here
+    with time_machine.travel(T0 + timedelta(minutes=116), tick=False):
+        monitor_evaluate(m)
+    assert Alert.objects.get().status == "resolved"
+    assert sorted(Delivery.objects.values_list("reason", flat=True)) == ["opened", "resolved"]

@@ -18,7 +18,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from ctxaudit.alerts import kinds
-from ctxaudit.alerts.models import Alert, AlertActivity, AlertEvent, WindowMonitor
+from ctxaudit.alerts.models import Alert, AlertActivity, AlertEvent, Channel, WindowMonitor
 from ctxaudit.alerts.services.notifications import deliveries_create
 from ctxaudit.alerts.titles import window_title
 from ctxaudit.audits.models import Finding
@@ -210,6 +210,9 @@ def _resolve(m: WindowMonitor, counts: WindowCounts) -> None:
         kind=AlertActivity.Kind.RESOLVED,
         text=f"under the warning level for a full window ({counts.hits} of {counts.total} compressions)",
     )
+    if not alert.is_muted:
+        # As a person's resolve does (lifecycle.alert_resolve): PagerDuty keeps an incident open until told.
+        deliveries_create(alert=alert, event=None, reason="resolved", kinds=(Channel.Kind.PAGERDUTY,))
 
 
 def windows_for_project(project: Project, *, event: Event | None = None) -> list[Alert]:

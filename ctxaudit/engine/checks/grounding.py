@@ -80,6 +80,7 @@ _APPROVAL_WORD = re.compile(
     re.I,
 )
 _LATIN_RUN = re.compile(r"[a-z0-9]+")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _CLAUSE = re.compile(r"[，；;：]|[,:]\s+")
 _IDENT = re.compile(r"[a-z0-9][a-z0-9_\-./@']*[a-z0-9]")
 
@@ -145,6 +146,11 @@ class Grounder:
         # positions[source index][term] = sorted positions of the term in that message
         self.positions: list[dict[str, list[int]]] = [defaultdict(list) for _ in self.sources]
         self._scan(wanted_terms)
+        # term -> the sources that hold it, so a lookup visits only those
+        self.holders: dict[str, list[int]] = defaultdict(list)
+        for i, pos in enumerate(self.positions):
+            for t in pos:
+                self.holders[t].append(i)
 
     def _scan(self, wanted: set[str]) -> None:
         latin = {t for t in wanted if t.isascii() and len(t) > 1}
@@ -157,8 +163,11 @@ class Grounder:
         for t in latin:
             if len(t) > 4 and any(ch.isdigit() for ch in t):
                 models[t[:4]].append(t)
-        starts = sorted({t[:6] for t in latin} | set(models) | cjk, key=len, reverse=True)
-        pattern = re.compile("(?=(" + "|".join(re.escape(t) for t in starts) + "))") if starts else None
+        starts = sorted({t[:6] for t in latin} | set(models), key=len, reverse=True)
+        # Latin: a plain alternation (each hit is checked at its word start below); CJK: every
+        # position of every CJK run, so overlapping bigrams ("登录", "录页") all count.
+        pattern = re.compile("(" + "|".join(re.escape(t) for t in starts) + ")") if starts else None
+        cjk_run = _CJK_RUN if cjk else None
         letter = re.compile(r"(?<![A-Za-z0-9])([A-Z0-9])(?![A-Za-z0-9])") if letters else None
         for src in self.sources:
             content = src.message.content
@@ -168,12 +177,7 @@ class Grounder:
             low = src.low
             if pattern is not None:
                 for hit in pattern.finditer(low):
-                    t, p = hit.group(1), hit.start()
-                    if not t.isascii():
-                        pos[t].append(p)
-                        if len(t) > 1 and t[0] in cjk:
-                            pos[t[0]].append(p)  # the lookahead took the bigram; the character counts too
-                        continue
+                    p = hit.start()
                     if p and low[p - 1].isascii() and low[p - 1].isalnum():
                         continue  # not at a word start ("port" in "support"); "客户a/b" is one
                     run = _LATIN_RUN.match(low, p)
@@ -189,6 +193,15 @@ class Grounder:
                         w = whole.group().rstrip(".'")
                         if w != (run.group() if run else "") and w in latin:
                             pos[w].append(p)  # a whole identifier ("middleware/ratelimit.py")
+            if cjk_run is not None:
+                for run in cjk_run.finditer(low):
+                    text, base = run.group(), run.start()
+                    for k, ch in enumerate(text):
+                        if ch in cjk:
+                            pos[ch].append(base + k)
+                        pair = text[k : k + 2]
+                        if len(pair) == 2 and pair in cjk:
+                            pos[pair].append(base + k)
             if letter is not None:
                 for hit in letter.finditer(content):
                     t = hit.group(1).casefold()
@@ -205,7 +218,9 @@ class Grounder:
         """The source (of `parties`, default any) that covers most of `wanted`; when `need` is
         given, only windows whose text matches it count. None when no term is found anywhere."""
         top: Support | None = None
-        for src in self.sources:
+        holders = sorted({i for t in wanted for i in self.holders.get(t, ())})
+        for i in holders:
+            src = self.sources[i]
             if parties is not None and src.party not in parties:
                 continue
             s = self._cover(src, wanted, need)
@@ -250,7 +265,8 @@ class Grounder:
         if not total:
             return 0.0
         found: list[Support] = []
-        for src in self.sources:
+        for i in sorted({i for t in wanted for i in self.holders.get(t, ())}):
+            src = self.sources[i]
             if src.party in parties:
                 sup = self._cover(src, wanted, None)
                 if sup is not None:

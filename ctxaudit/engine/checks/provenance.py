@@ -48,6 +48,7 @@ from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.types import Finding, Severity, Span
 
 SUPPORT = 0.5
+MAX_STATEMENTS = 300
 QUOTE_SUPPORT = 0.6
 RELATED = 0.4
 # Misattributed only when the user said (almost) none of it: a user who raised the topic and a
@@ -337,8 +338,9 @@ def check_provenance(a: Analysis) -> list[Finding]:
         found.extend(statements_in(index, m.content))
     if not found:
         return []
-    blob = _verbatim_before(a)
-    found = [st for st in found if len(normalize(st.text)) < 8 or normalize(st.text) not in blob]
+    # Statements examined per event: a summary holds tens; a pathological one is cut, not slow.
+    found = found[:MAX_STATEMENTS]
+    blob: str | None = None
     wanted_all: set[str] = set()
     for st in found:
         wanted_all |= set(terms(st.text))
@@ -352,6 +354,10 @@ def check_provenance(a: Analysis) -> list[Finding]:
         v = judge(st, gr)
         if v is None:
             continue
+        if blob is None:
+            blob = _verbatim_before(a)
+        if len(normalize(st.text)) >= 8 and normalize(st.text) in blob:
+            continue  # copied word for word from the before-context: not new text
         seen.add(key)
         evidence = [Span("after", st.message_index, st.start, st.end, st.text)]
         if v.support is not None:

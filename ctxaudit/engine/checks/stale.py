@@ -29,6 +29,7 @@ after-context, not by the session's length. Known misses: completion reported on
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 
 from ctxaudit.engine.analysis import Analysis
@@ -97,35 +98,116 @@ def _is_live_user(m: Message) -> bool:
     return m.role == "user" and m.kind not in SUMMARY_KINDS and not is_harness_text(m.content)
 
 
-def _report_sentence(text: str, wanted: dict[str, float]) -> tuple[int, int] | None:
-    """The span of a sentence of `text` that reports `wanted` done, if any."""
-    for s, e in sentences(text[:_MAX_REPORT_CHARS]):
-        sent = text[s:e]
-        if _QUESTION.search(sent) or _PLAN.search(sent):
-            continue
-        if coverage(wanted, terms(sent)) < DONE:
-            continue
-        if _COMPLETION.search(sent) or _PARTICIPLE.search(sent):
-            return s, e
-    return None
+# Instruction sentences are read from the first this many characters of a user message (a pasted
+# log is not an instruction); completion reports from the first _MAX_REPORT_CHARS of a reply.
+_MAX_INSTRUCTION_CHARS = 4_000
+_MIN_WEIGHT = 2.0
+# A term in more instructions than this does not pick candidates (it is filler, not a topic).
+_COMMON = 200
 
 
-def _closed(before: tuple[Message, ...], i: int, s: int, e: int) -> Closed | None:
-    """Whether sentence [s, e) of before user message i was closed later in the before-context."""
-    text = before[i].content[s:e]
-    wanted = terms(text)
-    if sum(wanted.values()) < 2:
+class _Sentences:
+    """Sentences of one context's messages with their terms, computed once per message."""
+
+    def __init__(self, messages: tuple[Message, ...], limit: int) -> None:
+        self.messages = messages
+        self.limit = limit
+        self._done: dict[int, list[tuple[int, int, dict[str, float]]]] = {}
+        self._union: dict[int, set[str]] = {}
+
+    def of(self, i: int) -> list[tuple[int, int, dict[str, float]]]:
+        got = self._done.get(i)
+        if got is None:
+            text = self.messages[i].content[: self.limit]
+            got = self._done[i] = [(s, e, terms(text[s:e])) for s, e in sentences(text)]
+        return got
+
+    def report(self, i: int, wanted: dict[str, float]) -> tuple[int, int] | None:
+        """The span of a sentence of message i that reports `wanted` done, if any."""
+        union = self._union.get(i)
+        if union is None:
+            union = self._union[i] = {t for _, _, st in self.of(i) for t in st}
+        if coverage(wanted, union) < DONE:
+            return None  # no sentence can cover more than the whole message does
+        text = self.messages[i].content
+        for s, e, st in self.of(i):
+            if coverage(wanted, st) < DONE:
+                continue
+            sent = text[s:e]
+            if _QUESTION.search(sent) or _PLAN.search(sent):
+                continue
+            if _COMPLETION.search(sent) or _PARTICIPLE.search(sent):
+                return s, e
         return None
-    phase = bool(_PHASE.search(text))
-    for j in range(i + 1, min(len(before), i + 1 + _LOOKAHEAD)):
-        m = before[j]
-        if phase and _is_live_user(m) and _OPENS_PHASE.search(m.content[:2_000]):
-            return Closed(i, s, e, text, "phase_opened", j, 0, min(len(m.content), 200))
-        if not phase and m.role == "assistant":
-            hit = _report_sentence(m.content, wanted)
-            if hit:
-                return Closed(i, s, e, text, "done", j, hit[0], hit[1])
-    return None
+
+
+class _Instructions:
+    """The before-context's user instruction sentences, indexed by term (candidates share one)."""
+
+    def __init__(self, before: tuple[Message, ...]) -> None:
+        self.before = before
+        self.user = _Sentences(before, _MAX_INSTRUCTION_CHARS)
+        self.replies = _Sentences(before, _MAX_REPORT_CHARS)
+        self.items: list[tuple[int, int, int, dict[str, float]]] = []
+        self.by_term: dict[str, list[int]] = defaultdict(list)
+        self.totals: list[float] = []
+        self.of_message: dict[int, list[int]] = defaultdict(list)
+        seen: dict[str, int] = {}
+        for i, m in enumerate(before):
+            if not _is_live_user(m):
+                continue
+            for s, e, t in self.user.of(i):
+                sent = m.content[s:e]
+                if sum(t.values()) < _MIN_WEIGHT or _QUESTION.search(sent) or _ANSWER.search(sent):
+                    continue
+                key = " ".join(sorted(t))
+                if key in seen:  # the same instruction again: one item (its first occurrence)
+                    self.of_message[i].append(seen[key])
+                    continue
+                seen[key] = len(self.items)
+                for term in t:
+                    self.by_term[term].append(len(self.items))
+                self.of_message[i].append(len(self.items))
+                self.items.append((i, s, e, t))
+                self.totals.append(sum(t.values()))
+        self._closed: dict[int, Closed | None] = {}
+
+    def candidates(self, wanted: dict[str, float], covered: float = 0.0) -> list[int]:
+        """Instructions at least `covered` of whose terms `wanted` holds (0: sharing one term), in
+        before-context order; computed over the term postings, never over every instruction."""
+        share: dict[int, float] = defaultdict(float)
+        common = []
+        for t in wanted:
+            posting = self.by_term.get(t, ())
+            if len(posting) > _COMMON:
+                common.append(t)  # in hundreds of instructions: counted below, for candidates only
+                continue
+            for n in posting:
+                share[n] += self.items[n][3][t]
+        for n in share:
+            share[n] += sum(self.items[n][3].get(t, 0.0) for t in common)
+        return sorted(n for n, w in share.items() if w / self.totals[n] >= covered)
+
+    def closed(self, n: int) -> Closed | None:
+        """Whether instruction n was closed later in the before-context (see the module docstring)."""
+        if n in self._closed:
+            return self._closed[n]
+        i, s, e, wanted = self.items[n]
+        text = self.before[i].content[s:e]
+        phase = bool(_PHASE.search(text))
+        found: Closed | None = None
+        for j in range(i + 1, min(len(self.before), i + 1 + _LOOKAHEAD)):
+            m = self.before[j]
+            if phase and _is_live_user(m) and _OPENS_PHASE.search(m.content[:2_000]):
+                found = Closed(i, s, e, text, "phase_opened", j, 0, min(len(m.content), 200))
+                break
+            if not phase and m.role == "assistant":
+                hit = self.replies.report(j, wanted)
+                if hit:
+                    found = Closed(i, s, e, text, "done", j, hit[0], hit[1])
+                    break
+        self._closed[n] = found
+        return found
 
 
 # Answers to a questionnaire ("Name: sanitize-chats.py - OK", "Default level: fine") accept a
@@ -133,54 +215,49 @@ def _closed(before: tuple[Message, ...], i: int, s: int, e: int) -> Closed | Non
 _ANSWER = re.compile(r"^[^:：\n]{1,30}[:：]\s*\S|[-–—]\s*(?:ok|okay|fine|yes|good|可以|好的?)\s*$", re.I)
 
 
-def _instruction_sentences(m: Message) -> list[tuple[int, int]]:
-    return [
-        (s, e)
-        for s, e in sentences(m.content)
-        if not _QUESTION.search(m.content[s:e]) and not _ANSWER.search(m.content[s:e])
-    ]
+def _reported_next(after: tuple[Message, ...], replies: _Sentences, k: int, wanted: dict[str, float]) -> bool:
+    """Whether an assistant message after user message k, before the next user message (at most
+    _LOOKAHEAD messages on), reports `wanted` done: the kept message is then answered, not live."""
+    for j in range(k + 1, min(len(after), k + 1 + _LOOKAHEAD)):
+        if after[j].role == "user" and _is_live_user(after[j]):
+            return False
+        if after[j].role == "assistant" and replies.report(j, wanted):
+            return True
+    return False
 
 
 def check_stale_instructions(a: Analysis) -> list[Finding]:
     """Findings ``stale_instruction`` for one event (see the module docstring). Evidence: the
-    after span, the instruction in the before-context and the message that closed it."""
+    after span, the instruction in the before-context and the message that closed it. Each
+    message is split and its terms computed once; instructions are looked up by shared term."""
     before = a.before.messages
     after = a.after.messages
     summaries = {i for i, _ in a.index.summary_messages(a.pair.strategy)}
     out: list[Finding] = []
-    cache: dict[tuple[int, int, int], Closed | None] = {}
-
-    def closed(i: int, s: int, e: int) -> Closed | None:
-        key = (i, s, e)
-        if key not in cache:
-            cache[key] = _closed(before, i, s, e)
-        return cache[key]
-
-    user_before = [(i, m) for i, m in enumerate(before) if _is_live_user(m)]
+    idx: _Instructions | None = None
+    after_replies = _Sentences(after, _MAX_REPORT_CHARS)
+    answered: dict[tuple[int, int], bool] = {}
     # 1. Live user messages in the after-context that repeat a closed instruction.
     for k, m in enumerate(after):
-        if not _is_live_user(m) or k in summaries:
+        if not _is_live_user(m) or k in summaries or not m.content:
             continue
+        idx = idx or _Instructions(before)
         src = a.index.source_of(m)
-        candidates = [(src, before[src])] if src is not None else user_before
-        mt = terms(m.content)
-        for i, b in candidates:
-            if src is None and coverage(terms(b.content), mt) < LIVE:
+        if src is not None:
+            ids = idx.of_message.get(src, [])
+        else:
+            mt = terms(m.content[:_MAX_INSTRUCTION_CHARS])
+            ids = idx.candidates(mt, LIVE)
+        for n in ids:
+            c = idx.closed(n)
+            if c is None:
                 continue
-            for s, e in _instruction_sentences(b):
-                c = closed(i, s, e)
-                if c is None:
-                    continue
-                reported = any(
-                    later.role == "assistant" and _report_sentence(later.content, terms(c.text))
-                    for later in after[k + 1 :]
-                )
-                if reported:
-                    continue
-                out.append(_finding(a, c, k, 0, len(m.content), m.content, live=True))
-                break
-            else:
+            wanted = idx.items[n][3]
+            if (k, n) not in answered:
+                answered[(k, n)] = _reported_next(after, after_replies, k, wanted)
+            if answered[(k, n)]:
                 continue
+            out.append(_finding(a, c, k, 0, len(m.content), m.content, live=True))
             break
     # 2. Pending items in the text the compressor wrote.
     for k, m in a.index.new_messages():
@@ -188,20 +265,16 @@ def check_stale_instructions(a: Analysis) -> list[Finding]:
             continue
         for s, e, constraint in _pending_sentences(m.content):
             st = terms(m.content[s:e])
-            if sum(st.values()) < 2:
+            if sum(st.values()) < _MIN_WEIGHT:
                 continue
-            for i, b in user_before:
-                hit = None
-                for bs, be in _instruction_sentences(b):
-                    bt = terms(b.content[bs:be])
-                    if coverage(bt, st) < DONE or coverage(st, bt) < 0.5:
-                        continue
-                    c = closed(i, bs, be)
-                    if c is not None and (not constraint or c.how == "phase_opened"):
-                        hit = c
-                        break
-                if hit:
-                    out.append(_finding(a, hit, k, s, e, m.content, live=False))
+            idx = idx or _Instructions(before)
+            for n in idx.candidates(st, DONE):
+                bt = idx.items[n][3]
+                if coverage(st, bt) < 0.5:
+                    continue
+                c = idx.closed(n)
+                if c is not None and (not constraint or c.how == "phase_opened"):
+                    out.append(_finding(a, c, k, s, e, m.content, live=False))
                     break
     return out
 

@@ -160,6 +160,10 @@ _NEG = re.compile(
 )
 
 
+# Longer "sentences" are not read for statements (pasted output with no sentence ends).
+MAX_SENTENCE = 1_000
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
     """One statement about a party in a written after message.
@@ -443,6 +447,8 @@ def statements_in(index: int, content: str) -> list[Statement]:
     listed = {(st.start, st.end) for st in out}
     covered = [(st.start, st.end) for st in out]
     for s, e in sentences(content):
+        if e - s > MAX_SENTENCE:
+            continue  # a log line or a blob without punctuation states nothing about anyone
         if (s, e) in listed or any(a <= s and e <= b for a, b in covered):
             continue
         out.extend(_sentence_statements(index, content, s, e))

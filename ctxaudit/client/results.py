@@ -134,8 +134,7 @@ class EventAccepted:
 @dataclass(frozen=True, slots=True)
 class GateResult:
     """`POST /api/v1/gate` answer. `rules` lists only the rules that block (missing, weakened or
-    demoted). The gate fails closed: "fail" (or anything unknown) means do not go on; "no_rules"
-    (no rule in force, nothing else failed: issue 12 §6) does not block — check `no_rules`."""
+    demoted). The gate fails closed: any verdict but "pass" means do not go on."""
 
     id: int
     verdict: str
@@ -148,14 +147,8 @@ class GateResult:
 
     @property
     def passed(self) -> bool:
-        """True for verdict "pass" and for "no_rules", which the gate answers without blocking;
-        False for "fail" and any other value (seed §4.6: fail closed)."""
-        return self.verdict in ("pass", "no_rules")
-
-    @property
-    def no_rules(self) -> bool:
-        """Nothing was checked: no rule was in force for this event."""
-        return self.verdict == "no_rules"
+        """True only for verdict "pass" (seed §4.6: fail closed)."""
+        return self.verdict == "pass"
 
     @property
     def blocks(self) -> bool:

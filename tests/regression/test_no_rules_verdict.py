@@ -63,7 +63,6 @@ def test_the_python_client_does_not_block_on_no_rules_but_does_on_fail() -> None
     from ctxaudit.client.results import GateResult
 
     base = {"id": 1, "status": "checked", "rules": [], "findings": [], "ui_url": "http://x/events/1/"}
-    assert GateResult.from_json({**base, "verdict": "no_rules"}).passed is True
-    assert GateResult.from_json({**base, "verdict": "no_rules"}).no_rules is True
-    assert GateResult.from_json({**base, "verdict": "fail"}).passed is False
-    assert GateResult.from_json({**base, "verdict": "something-new"}).passed is False
+    assert GateResult.from_json({**base, "verdict": "no_rules"}).blocks is False
+    assert GateResult.from_json({**base, "verdict": "fail"}).blocks is True
+    assert GateResult.from_json({**base, "verdict": "something-new"}).blocks is True

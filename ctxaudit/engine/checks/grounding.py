@@ -216,16 +216,42 @@ class Grounder:
         need: re.Pattern[str] | None = None,
     ) -> Support | None:
         """The source (of `parties`, default any) that covers most of `wanted`; when `need` is
-        given, only windows whose text matches it count. None when no term is found anywhere."""
+        given, only windows whose text matches it count. None when no term is found anywhere.
+        Ties go to the earliest source.
+
+        Sources are tried in order of an upper bound on their coverage (the weight of the wanted
+        terms they hold anywhere), and a source whose bound cannot reach the best coverage found
+        so far is not scored: on a 200k-token context most of the ~100k candidate windows were
+        scored only to lose."""
+        total = sum(wanted.values())
+        if not total:
+            return None
+        bound: dict[int, float] = defaultdict(float)
+        for t, w in wanted.items():
+            for i in self.holders.get(t, ()):
+                bound[i] += w
         top: Support | None = None
-        holders = sorted({i for t in wanted for i in self.holders.get(t, ())})
-        for i in holders:
+        best_cov = -1.0
+        for i in sorted(bound, key=lambda i: (-bound[i], i)):
+            if bound[i] / total < best_cov - 1e-9:
+                break  # no later source can even tie
             src = self.sources[i]
             if parties is not None and src.party not in parties:
                 continue
-            s = self._cover(src, wanted, need)
-            if s is not None and (top is None or s.coverage > top.coverage + 1e-9):
-                top = s
+            sc = self._score(src, wanted)
+            if sc is None:
+                continue
+            better = sc[0] > best_cov + 1e-9
+            # a tie goes to the earlier source; sources of one bound come in context order, so
+            # only a source of a lower bound can win a tie (and only by coming earlier)
+            if not better and not (sc[0] >= best_cov - 1e-9 and top is not None and i < top.index):
+                continue
+            sup = self._support(src, sc, need)
+            if sup is None:
+                continue
+            top, best_cov = sup, max(best_cov, sup.coverage)
+            if sup.coverage >= 1 - 1e-9:
+                break  # full coverage: only this bound's later sources could tie, and they come later
         return top
 
     def cover_in(self, index: int, wanted: dict[str, float], tail: int | None = None) -> Support | None:
@@ -235,6 +261,14 @@ class Grounder:
     def _cover(
         self, src: _Source, wanted: dict[str, float], need: re.Pattern[str] | None, tail: int | None = None
     ) -> Support | None:
+        scored = self._score(src, wanted, tail)
+        return None if scored is None else self._support(src, scored, need)
+
+    def _score(
+        self, src: _Source, wanted: dict[str, float], tail: int | None = None
+    ) -> tuple[float, int, int, int, list[tuple[int, str]]] | None:
+        """(coverage, start, end, terms present, hits) of the best window of one source; the
+        cheap part of _cover, so losing candidates never pay for a sentence span."""
         total = sum(wanted.values())
         if not total:
             return None
@@ -246,17 +280,23 @@ class Grounder:
             return None
         if len(content) - lo <= SHORT:
             present = {t for _, t in hits}
-            start, end = hits[0][0], hits[-1][0]
-            cov = sum(wanted[t] for t in present) / total
-            best = (cov, start, end, len(present))
+            best = (sum(wanted[t] for t in present) / total, hits[0][0], hits[-1][0], len(present))
         else:
             best = self._window(hits, wanted, total)
-        cov, start, end = best[0], best[1], best[2]
+        return best[0], best[1], best[2], best[3], hits
+
+    def _support(
+        self,
+        src: _Source,
+        scored: tuple[float, int, int, int, list[tuple[int, str]]],
+        need: re.Pattern[str] | None,
+    ) -> Support | None:
+        cov, start, end, n, hits = scored
         found = frozenset(t for p, t in hits if start <= p <= end)
         s, e = self._sentence_span(src, start, end)
-        if need is not None and not need.search(content[max(0, s - 80) : e + 80]):
+        if need is not None and not need.search(src.message.content[max(0, s - 80) : e + 80]):
             return None
-        return Support(cov, src.index, s, e, src.party, best[3], found)
+        return Support(cov, src.index, s, e, src.party, n, found)
 
     def union(self, wanted: dict[str, float], parties: frozenset[str], n: int = 3) -> float:
         """Coverage of `wanted` by the `n` best sources of `parties` together ("the user asked

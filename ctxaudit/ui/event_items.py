@@ -187,6 +187,7 @@ def token_table(report: dict[str, Any]) -> dict[str, Any] | None:
         "saved_pct": round((1 - ratio) * 100) if isinstance(ratio, int | float) else None,
         "change_text": _change_text(before, after),
         "rules": rules,
-        "rules_pct_after": round(100 * rules / after, 1) if after else None,
+        "rules_pct_after": round(100 * rules / after, 1) if after and rules <= after else None,
+        "rules_exceed_after": bool(after) and rules > after,
         "encoding": t.get("encoding", ""),
     }

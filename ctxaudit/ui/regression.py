@@ -230,7 +230,10 @@ def regression_case_add(request: HttpRequest, event_id: int) -> HttpResponse:
     _require_role(request, event.project, REVIEW_ROLES)
     case, _ = services.regression_case_from_event(event=event, user=request.user)  # type: ignore[arg-type]
     if request.htmx:  # type: ignore[attr-defined]
-        return render(request, "ui/partials/_regression_case_added.html", {"event": event, "case": case})
+        response = render(request, "ui/partials/_regression_case_added.html", {"event": event, "case": case})
+        # step 7 was just ticked: reload so the checklist shows it (and its progress) done
+        response["HX-Refresh"] = "true"
+        return response
     return redirect(reverse("regression:checklist", args=[event.pk]) + "#step-7")
 
 

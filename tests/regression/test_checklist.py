@@ -274,3 +274,11 @@ def test_the_checklist_is_written_to_the_audit_log(client, alice, checked) -> No
     client.get(f"/events/{event.pk}/checklist/search/", {"q": "订单"})
     entries = AuditLogEntry.objects.filter(object_id=str(event.pk), action="view", user=alice)
     assert entries.count() == 2
+
+
+def test_adding_the_case_from_the_checklist_with_htmx_reloads_it(client, bob, checked) -> None:
+    event = checked()
+    client.force_login(bob)
+    r = client.post(f"/events/{event.pk}/regression-case/", HTTP_HX_REQUEST="true")
+    assert r.status_code == 200 and r["HX-Refresh"] == "true"
+    assert ChecklistStep.objects.get(event=event, step=7).status == "done"

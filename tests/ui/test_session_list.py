@@ -38,3 +38,12 @@ def test_it_escapes_session_ids(client, alice) -> None:
 def test_the_api_docs_link_back_to_the_dashboard(client) -> None:
     schema = client.get("/api/v1/openapi.json").json()
     assert "[← Back to the ctxaudit dashboard](/)" in schema["info"]["description"]
+
+
+def test_a_refused_page_says_why_inside_the_layout(client, bob, project) -> None:
+    client.force_login(bob)  # a reviewer of acme
+    r = client.get(f"/projects/{project.pk}/keys/")
+    assert r.status_code == 403
+    page = r.content.decode()
+    assert "Not allowed" in page and "<nav>" in page
+    assert "admin" in page

@@ -23,6 +23,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from ctxaudit.core.http import AuthedRequest
 from ctxaudit.engine.cli import case_from_dict, check_case
+from ctxaudit.engine.compare import CompareInputError, compare, read_results
 from ctxaudit.engine.tokens import CharCounter
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.selectors import positive_int
@@ -38,6 +39,7 @@ REVIEW_ROLES = (Membership.Role.ADMIN, Membership.Role.REVIEWER)
 EVENTS_PER_SYMPTOM = 20
 INCIDENTS_PAGE_SIZE = 50
 MAX_CASES_SHOWN = 500
+MAX_COMPARE_BYTES = 20 * 1024 * 1024  # per uploaded results file; a 500-case run is a few MB
 
 
 def _require_role(request: HttpRequest, project: Project, roles: tuple[str, ...]) -> None:
@@ -430,3 +432,37 @@ def replay_endpoint(request: HttpRequest, project_id: int) -> HttpResponse:
         {"project": project, "endpoint": endpoint, "error": error},
         status=400 if error else 200,
     )
+
+
+def _uploaded_results(request: HttpRequest, name: str) -> dict[str, Any]:
+    """The `name` upload read as `ctxaudit check --json` output. Raises CompareInputError naming the field."""
+    upload = request.FILES.get(name)
+    if upload is None:
+        raise CompareInputError(f"{name}: choose a `ctxaudit check --json` output file")
+    if upload.size is not None and upload.size > MAX_COMPARE_BYTES:
+        raise CompareInputError(f"{name}: larger than {MAX_COMPARE_BYTES // (1024 * 1024)} MB")
+    try:
+        text = upload.read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise CompareInputError(f"{name}: is not UTF-8 text") from None
+    return read_results(text, name)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def regression_compare(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Compare two compressors on this project's regression set (issue 15): upload a baseline and
+    a candidate `ctxaudit check --json` output; engine/compare.py does the comparison, as
+    `ctxaudit check --compare` does. Any member may compare (nothing is stored); bad files → 400."""
+    project = project_for_user(request.user, project_id)
+    ctx: dict[str, Any] = {"project": project, "comparison": None, "error": None}
+    status = 200
+    if request.method == "POST":
+        try:
+            baseline = _uploaded_results(request, "baseline")
+            candidate = _uploaded_results(request, "candidate")
+            ctx["comparison"] = compare(baseline, candidate)
+            ctx["names"] = [getattr(request.FILES.get(n), "name", n) for n in ("baseline", "candidate")]
+        except CompareInputError as exc:
+            ctx["error"], status = str(exc), 400
+    return render(request, "ui/regression/compare.html", ctx, status=status)

@@ -30,7 +30,7 @@ from ctxaudit.ingest.selectors import positive_int
 from ctxaudit.projects.access import event_for_user, project_for_user, role_for_user
 from ctxaudit.projects.audit import log_content_access
 from ctxaudit.projects.models import Membership, Project
-from ctxaudit.regression import replay, selectors, services
+from ctxaudit.regression import exports, replay, selectors, services
 from ctxaudit.regression.guide import STEP_COUNT, SYMPTOM_FOR_KIND, SYMPTOMS, kinds_for_row
 from ctxaudit.regression.models import ChecklistStep, RegressionCase, ReplayEndpoint, ReplayRun
 from ctxaudit.ui.event_rows import matching_findings
@@ -374,6 +374,32 @@ def regression_export(request: HttpRequest, project_id: int) -> HttpResponse:
     )
     stamp = timezone.now().strftime("%Y%m%d")
     resp["Content-Disposition"] = f'attachment; filename="regression-set-project-{project.pk}-{stamp}.jsonl"'
+    return resp
+
+
+# kind -> (builder, file name, content type); each file runs `ctxaudit check` on every case.
+EXPORTS = {
+    "pytest": (exports.pytest_file, "test_ctxaudit_regression.py", "text/x-python"),
+    "promptfoo": (exports.promptfoo_config, "promptfooconfig.yaml", "application/yaml"),
+    "deepeval": (exports.deepeval_file, "test_ctxaudit_deepeval.py", "text/x-python"),
+}
+
+
+@login_required
+@require_GET
+def regression_export_as(request: HttpRequest, project_id: int, kind: str) -> HttpResponse:
+    """The set as a pytest file, a promptfoo suite or DeepEval test cases (regression/exports.py)."""
+    project = project_for_user(request.user, project_id)
+    if kind not in EXPORTS:
+        raise Http404("unknown export kind")
+    build, filename, content_type = EXPORTS[kind]
+    log_content_access(request, project, "export")
+    samples = [
+        services.regression_case_to_sample(c)
+        for c in selectors.regression_cases(project.pk).order_by("created_at", "id")
+    ]
+    resp = HttpResponse(build(samples, title=project.name), content_type=f"{content_type}; charset=utf-8")
+    resp["Content-Disposition"] = f'attachment; filename="{filename}"'
     return resp
 
 

@@ -75,6 +75,11 @@ regression_urlpatterns = [
     path("regression/", regression.regression_index, name="index"),
     path("projects/<int:project_id>/regression/", regression.regression_set, name="set"),
     path("projects/<int:project_id>/regression.jsonl", regression.regression_export, name="export"),
+    path(
+        "projects/<int:project_id>/regression/export/<str:kind>/",
+        regression.regression_export_as,
+        name="export-as",
+    ),
     path("projects/<int:project_id>/compare/", regression.regression_compare, name="compare"),
     path("projects/<int:project_id>/replay-endpoint/", regression.replay_endpoint, name="replay-endpoint"),
     path("regression-cases/<int:case_id>/", regression.regression_case_edit, name="case-edit"),

@@ -136,6 +136,7 @@ URL_ARGS: dict[str, Callable[[Foreign], dict[str, Any]]] = {
     "regression:export": lambda f: {"project_id": f.project.pk},
     "regression:replay-endpoint": lambda f: {"project_id": f.project.pk},
     "regression:compare": lambda f: {"project_id": f.project.pk},
+    "regression:export-as": lambda f: {"project_id": f.project.pk, "kind": "pytest"},
     "regression:case-edit": lambda f: {"case_id": f.regression_case.pk},
     "regression:case-delete": lambda f: {"case_id": f.regression_case.pk},
 }

@@ -188,7 +188,13 @@ class RuleRetentionMetric(BaseMetric):
     """1.0 when `ctxaudit check` passes the compression (every rule retained, verdict pass), else 0.0."""
 
     def __init__(self, threshold=1.0):
+        # The attributes DeepEval's custom-metric page lists; no LLM is involved.
         self.threshold = threshold
+        self.evaluation_model = "ctxaudit engine"
+        self.include_reason = True
+        self.strict_mode = True
+        self.async_mode = False
+        self.error = None
 
     def measure(self, test_case, *args, **kwargs):
         case = {{
@@ -208,7 +214,7 @@ class RuleRetentionMetric(BaseMetric):
         return self.measure(test_case)
 
     def is_successful(self):
-        return bool(getattr(self, "success", False))
+        return self.error is None and bool(getattr(self, "success", False))
 
     @property
     def __name__(self):

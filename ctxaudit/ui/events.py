@@ -17,6 +17,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from ctxaudit.alerts.kinds import KNOWN_KINDS
 from ctxaudit.core.params import db_int
+from ctxaudit.engine.checks.rule_findings import RULE_FINDING_KINDS
 from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
 from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event
@@ -121,6 +122,7 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
         "rules_total": len(rules),
         "findings": items if all_items else items[:LIST_CAP],
         "findings_total": len(items),
+        "fail_reasons": fail_reasons(event.verdict, findings),
         "list_cap": LIST_CAP,
         "tokens": token_table(report),
         "diff": diff,
@@ -184,3 +186,15 @@ def event_expand(request: HttpRequest, event_id: int) -> HttpResponse:
         raise Http404("bad range") from None
     template = "ui/partials/_diff_stack_hunk.html" if stack else "ui/partials/_diff_hunk.html"
     return render(request, template, {"event": event, "h": hunk})
+
+
+_RANK = {"critical": 4, "high": 3, "medium": 2, "low": 1}
+
+
+def fail_reasons(verdict: str | None, findings: list[Any]) -> list[Any]:
+    """The (at most three) most severe findings that failed the event, for the page's header:
+    a failing event whose rules were all kept must still say at once why it failed."""
+    if verdict != "fail":
+        return []
+    failing = [f for f in findings if f.kind in RULE_FINDING_KINDS or _RANK.get(f.severity, 0) >= 2]
+    return sorted(failing, key=lambda f: -_RANK.get(f.severity, 0))[:3]

@@ -47,3 +47,21 @@ def test_a_refused_page_says_why_inside_the_layout(client, bob, project) -> None
     page = r.content.decode()
     assert "Not allowed" in page and "<nav>" in page
     assert "admin" in page
+
+
+def test_a_failing_event_with_every_rule_kept_says_why_it_failed(client, alice) -> None:
+    from ctxaudit.audits.models import Finding
+
+    e = event("acme", **event_payload(session_id="why"))
+    e.verdict = "fail"
+    e.save(update_fields=["verdict"])
+    Finding.objects.filter(event=e).delete()
+    Finding.objects.create(
+        event=e, kind="injection_promoted", severity="critical", message="A tool's text became an order."
+    )
+    Finding.objects.create(event=e, kind="summary_unmarked", severity="low", message="advice only")
+    client.force_login(alice)
+    page = client.get(f"/events/{e.pk}/").content.decode()
+    why = page[page.index("Why it failed:") :].split("</div>")[0]
+    assert "injection_promoted" in why and "A tool&#x27;s text became an order." in why
+    assert "summary_unmarked" not in why

@@ -127,11 +127,15 @@ class _Sentences:
         union = self._union.get(i)
         if union is None:
             union = self._union[i] = {t for _, _, st in self.of(i) for t in st}
-        if coverage(wanted, union) < DONE:
+        # coverage() inlined: this runs for every sentence of every candidate reply (~300k
+        # times on a 200k-token context), and the wanted weights are the same for all of them.
+        items = tuple(wanted.items())
+        total = sum(w for _, w in items)
+        if not total or sum(w for t, w in items if t in union) / total < DONE:
             return None  # no sentence can cover more than the whole message does
         text = self.messages[i].content
         for s, e, st in self.of(i):
-            if coverage(wanted, st) < DONE:
+            if sum(w for t, w in items if t in st) / total < DONE:
                 continue
             sent = text[s:e]
             if _QUESTION.search(sent) or _PLAN.search(sent):

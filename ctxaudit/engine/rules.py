@@ -81,6 +81,7 @@ _NOT_PROSE = re.compile(
 
 _SLUG_WORD = re.compile(r"[a-z0-9]+")
 _SLUG_CJK = re.compile(r"[\u3400-\u9fff]+")
+_SLUG_CJK_PIECE = re.compile(r"[\u3400-\u9fff]+|[a-z0-9]+")
 SLUG_WORDS = 5
 SLUG_CJK_CHARS = 8
 
@@ -96,7 +97,17 @@ def rule_id_for(text: str) -> str:
     head = folded.lstrip()
     cjk = _SLUG_CJK.match(head)
     if cjk is not None or (head and _SLUG_CJK.match(normalize(head)) is not None):
-        return "".join(_SLUG_CJK.findall(normalize(folded)))[:SLUG_CJK_CHARS]
+        # Latin words and numbers stay in (as whole pieces): "退款金额超过 500 元必须转人工审核"
+        # → "退款金额超过500元", not "退款金额超过元必" (the amount is what tells two rules apart).
+        out = ""
+        pieces = _SLUG_CJK_PIECE.findall(normalize(folded))
+        for k, piece in enumerate(pieces):
+            if len(out) >= SLUG_CJK_CHARS:
+                break
+            out += piece if piece.isascii() else piece[: SLUG_CJK_CHARS - len(out)]
+            if len(out) >= SLUG_CJK_CHARS and k + 1 < len(pieces) and pieces[k + 1].isdigit():
+                out += pieces[k + 1]  # the number right after the cut ("不得超过" + "2000")
+        return out
     words = _SLUG_WORD.findall(folded)[:SLUG_WORDS]
     return "-".join(words)[:60]
 

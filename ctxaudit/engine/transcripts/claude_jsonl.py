@@ -17,13 +17,13 @@ tool_use becomes "[tool call name(args)]" text, tool_result a role "tool" messag
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ctxaudit.engine.formats import ContextFormatError, parse_context
+from ctxaudit.engine.transcripts.jsonutil import load_jsonl
 from ctxaudit.engine.transcripts.sniff import jsonl_head
 from ctxaudit.engine.transcripts.types import Compaction, Reader, Transcript, TranscriptError
 from ctxaudit.engine.types import Context, Message
@@ -115,15 +115,7 @@ def _parse_time(value: Any) -> datetime | None:
 
 def _load(text: str, name: str) -> list[_Entry]:
     entries = []
-    for n, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise TranscriptError(name, n, f"not valid JSON ({exc.msg} at column {exc.colno})") from exc
-        if not isinstance(data, dict):
-            raise TranscriptError(name, n, "expected a JSON object per line")
+    for n, data in load_jsonl(text, name):
         if (
             data.get("type") in ("user", "assistant")
             and "message" in data

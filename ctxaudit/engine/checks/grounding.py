@@ -232,9 +232,12 @@ class Grounder:
                 bound[i] += w
         top: Support | None = None
         best_cov = -1.0
+        settled: float | None = None  # a bound some source reached: the rest of its group lose
         for i in sorted(bound, key=lambda i: (-bound[i], i)):
             if bound[i] / total < best_cov - 1e-9:
                 break  # no later source can even tie
+            if bound[i] == settled:
+                continue  # same bound, later in context order: at best a tie, which it loses
             src = self.sources[i]
             if parties is not None and src.party not in parties:
                 continue
@@ -250,6 +253,8 @@ class Grounder:
             if sup is None:
                 continue
             top, best_cov = sup, max(best_cov, sup.coverage)
+            if sup.coverage >= bound[i] / total - 1e-12:
+                settled = bound[i]
             if sup.coverage >= 1 - 1e-9:
                 break  # full coverage: only this bound's later sources could tie, and they come later
         return top

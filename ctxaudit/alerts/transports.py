@@ -56,13 +56,32 @@ def http_post(url: str, body: bytes, headers: dict[str, str], timeout: float) ->
         return int(e.code)
 
 
-def send_webhook(channel: Channel, delivery: Delivery) -> SendResult:
+def _deliver(url: str, body: bytes, headers: dict[str, str], *, check: bool = True) -> SendResult:
+    """POST `body` and classify the answer: 2xx sent; timeouts, connection errors, 5xx, 408 and
+    429 may pass later (retry); any other 4xx and refused addresses will not."""
+    if check:
+        try:
+            netguard.check_url(url)
+        except netguard.Unresolvable as e:
+            return SendResult(ok=False, retry=True, result=f"connection failed: {e}")
+        except netguard.UnsafeURL as e:
+            return SendResult(ok=False, retry=False, result=f"refused: {e}")
     try:
-        netguard.check_url(channel.target)
-    except netguard.Unresolvable as e:
-        return SendResult(ok=False, retry=True, result=f"connection failed: {e}")
-    except netguard.UnsafeURL as e:
+        code = http_post(url, body, headers, timeout=settings.CTXAUDIT_WEBHOOK_TIMEOUT_SECONDS)
+    except netguard.UnsafeURL as e:  # DNS changed since the check above
         return SendResult(ok=False, retry=False, result=f"refused: {e}")
+    except TimeoutError:
+        return SendResult(ok=False, retry=True, result="timed out")
+    except OSError as e:
+        return SendResult(ok=False, retry=True, result=f"connection failed: {getattr(e, 'reason', e)}")
+    if 200 <= code < 300:
+        return SendResult(ok=True, retry=False, result=f"HTTP {code}", status_code=code)
+    return SendResult(
+        ok=False, retry=code >= 500 or code in (408, 429), result=f"HTTP {code}", status_code=code
+    )
+
+
+def send_webhook(channel: Channel, delivery: Delivery) -> SendResult:
     body = json.dumps(delivery.payload, ensure_ascii=False, sort_keys=True).encode()
     ts = str(int(time.time()))
     headers = {
@@ -72,21 +91,7 @@ def send_webhook(channel: Channel, delivery: Delivery) -> SendResult:
         "X-Ctxaudit-Timestamp": ts,
         "X-Ctxaudit-Signature": sign(channel.secret, ts, body),
     }
-    try:
-        code = http_post(channel.target, body, headers, timeout=settings.CTXAUDIT_WEBHOOK_TIMEOUT_SECONDS)
-    except netguard.UnsafeURL as e:  # DNS changed since the check above
-        return SendResult(ok=False, retry=False, result=f"refused: {e}")
-    except TimeoutError:
-        return SendResult(ok=False, retry=True, result="timed out")
-    except OSError as e:
-        reason = getattr(e, "reason", e)
-        return SendResult(ok=False, retry=True, result=f"connection failed: {reason}")
-    if 200 <= code < 300:
-        return SendResult(ok=True, retry=False, result=f"HTTP {code}", status_code=code)
-    # 5xx, 429 and 408 may pass later; any other 4xx will not.
-    return SendResult(
-        ok=False, retry=code >= 500 or code in (408, 429), result=f"HTTP {code}", status_code=code
-    )
+    return _deliver(channel.target, body, headers)
 
 
 def send_email(channel: Channel, delivery: Delivery) -> SendResult:
@@ -127,29 +132,9 @@ def send_email(channel: Channel, delivery: Delivery) -> SendResult:
 
 
 def _post_json(url: str, payload: dict[str, Any], *, check: bool = True) -> SendResult:
-    """POST JSON to a third-party endpoint and classify the answer as webhooks are."""
-    if check:
-        try:
-            netguard.check_url(url)
-        except netguard.Unresolvable as e:
-            return SendResult(ok=False, retry=True, result=f"connection failed: {e}")
-        except netguard.UnsafeURL as e:
-            return SendResult(ok=False, retry=False, result=f"refused: {e}")
+    """POST JSON to a third-party endpoint (Slack, PagerDuty), classified as webhooks are."""
     body = json.dumps(payload, ensure_ascii=False).encode()
-    headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
-    try:
-        code = http_post(url, body, headers, timeout=settings.CTXAUDIT_WEBHOOK_TIMEOUT_SECONDS)
-    except netguard.UnsafeURL as e:
-        return SendResult(ok=False, retry=False, result=f"refused: {e}")
-    except TimeoutError:
-        return SendResult(ok=False, retry=True, result="timed out")
-    except OSError as e:
-        return SendResult(ok=False, retry=True, result=f"connection failed: {getattr(e, 'reason', e)}")
-    if 200 <= code < 300:
-        return SendResult(ok=True, retry=False, result=f"HTTP {code}", status_code=code)
-    return SendResult(
-        ok=False, retry=code >= 500 or code in (408, 429), result=f"HTTP {code}", status_code=code
-    )
+    return _deliver(url, body, {"Content-Type": "application/json", "User-Agent": USER_AGENT}, check=check)
 
 
 def slack_escape(text: str) -> str:

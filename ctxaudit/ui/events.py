@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from ctxaudit.alerts.kinds import KNOWN_KINDS
+from ctxaudit.alerts.kinds import KNOWN_KINDS, severity_rank
 from ctxaudit.core.params import db_int
 from ctxaudit.engine.checks.rule_findings import RULE_FINDING_KINDS
 from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
@@ -188,13 +188,10 @@ def event_expand(request: HttpRequest, event_id: int) -> HttpResponse:
     return render(request, template, {"event": event, "h": hunk})
 
 
-_RANK = {"critical": 4, "high": 3, "medium": 2, "low": 1}
-
-
 def fail_reasons(verdict: str | None, findings: list[Any]) -> list[Any]:
     """The (at most three) most severe findings that failed the event, for the page's header:
     a failing event whose rules were all kept must still say at once why it failed."""
     if verdict != "fail":
         return []
-    failing = [f for f in findings if f.kind in RULE_FINDING_KINDS or _RANK.get(f.severity, 0) >= 2]
-    return sorted(failing, key=lambda f: -_RANK.get(f.severity, 0))[:3]
+    failing = [f for f in findings if f.kind in RULE_FINDING_KINDS or severity_rank(f.severity) >= 2]
+    return sorted(failing, key=lambda f: -severity_rank(f.severity))[:3]

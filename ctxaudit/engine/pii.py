@@ -74,18 +74,27 @@ _SECRET_RES = [
 # start, pattern): every label alternative contains one of the words ("access_token" starts 7
 # before "token"), and re.I matches no character whose casefold lacks the letter (checked over
 # all of Unicode for these letters), so the gate never skips a match.
-_LABELLED_SECRET_RES = [
-    (("bearer",), 0, re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=\-]{12,})", re.I)),
-    (
-        ("key", "secret", "token", "passw", "pwd"),
-        7,
-        re.compile(
-            r"\b(?:api[_\-]?key|apikey|secret(?:[_\-]?key)?|access[_\-]?token|auth[_\-]?token|token|password|passwd|pwd)"
-            r"[\"']?\s*[:=]\s*[\"']?([^\s\"',;]{6,})",
-            re.I,
+_LABEL_RE = (
+    r"\b(?:api[_\-]?key|apikey|secret(?:[_\-]?key)?|access[_\-]?token|auth[_\-]?token|token|password|passwd|pwd)"
+    r"[\"']?\s*[:=]\s*[\"']?"
+)
+
+
+def _labelled_res(value_excludes: str) -> list[tuple[tuple[str, ...], int, re.Pattern[str]]]:
+    return [
+        (("bearer",), 0, re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=\-]{12,})", re.I)),
+        (
+            ("key", "secret", "token", "passw", "pwd"),
+            7,
+            re.compile(_LABEL_RE + f"([^\\s\"',;{value_excludes}]{{6,}})", re.I),
         ),
-    ),
-]
+    ]
+
+
+_LABELLED_SECRET_RES = _labelled_res("")
+# For texts joined with SEPARATOR (redact_many): the labelled value is the one pattern whose
+# characters include NUL, so this copy stops at it, as the value stops at the end of its own text.
+_LABELLED_SECRET_RES_JOINED = _labelled_res(r"\x00")
 _EMAIL_RE = re.compile(
     r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
 )
@@ -113,7 +122,18 @@ _DIGIT_WINDOW = re.compile(r"[\d+(][\dXx+\-.()\s]{6,}")
 # The same for ASCII text, spelled out: a category (\d, \s) costs `re` twice a plain set.
 _DIGIT_WINDOW_ASCII = re.compile("[0-9+(][0-9Xx+\\-.() \t\n\r\x0b\x0c\x1c-\x1f]{6,}")
 _MIN_DIGITS = 7
-_DIGIT_KINDS = [(2, "cn_id", _CN_ID_RE), (3, "card", _CARD_RE)] + [(4, "phone", rx) for rx in _PHONE_RES]
+# (priority, kind, pattern, fewest digits a match holds, needs a "+"): a window with fewer digits
+# (or without "+") cannot hold a match, so the pattern does not run there. Most numbers in agent
+# contexts are dates and order numbers of 7-9 digits, which no pattern but "+…" can match.
+_DIGIT_KINDS = [
+    (2, "cn_id", _CN_ID_RE, 17, False),  # 17 digits + check character
+    (3, "card", _CARD_RE, 13, False),
+    (4, "phone", _PHONE_RES[0], 11, False),  # 1[3-9]x xxxx xxxx
+    (4, "phone", _PHONE_RES[1], 10, False),  # 0 + 2-3 digit area code + 7-8
+    (4, "phone", _PHONE_RES[2], _MIN_DIGITS, True),  # "+" + 1-3 digit country code + groups
+    (4, "phone", _PHONE_RES[3], 10, False),  # NANP 3 + 3 + 4
+]
+_FEWEST_WITHOUT_PLUS = min(fewest for *_, fewest, plus in _DIGIT_KINDS if not plus)
 _NOT_DIGIT = re.compile(r"\D+")
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
@@ -160,20 +180,30 @@ def _digits(s: str) -> str:
     return "".join(c for c in s if c.isdigit())
 
 
-def _digit_windows(text: str) -> list[tuple[int, int]]:
-    """[(start, end)] of the digit windows (see _DIGIT_WINDOW) holding at least 7 digits."""
+def _digit_windows(text: str) -> list[tuple[int, int, int, bool]]:
+    """[(start, end, digits, holds "+")] of the digit windows (see _DIGIT_WINDOW) that have
+    enough digits for some pattern: 10, or 7 with a "+"."""
     rx = _DIGIT_WINDOW_ASCII if text.isascii() else _DIGIT_WINDOW
-    return [m.span() for m in rx.finditer(text) if len(_NOT_DIGIT.sub("", m.group())) >= _MIN_DIGITS]
+    out = []
+    for m in rx.finditer(text):
+        g = m.group()
+        n = len(_NOT_DIGIT.sub("", g))
+        # below _FEWEST_WITHOUT_PLUS digits only the "+…" pattern can match (see _DIGIT_KINDS)
+        if n >= _FEWEST_WITHOUT_PLUS or (n >= _MIN_DIGITS and "+" in g):
+            out.append((m.start(), m.end(), n, "+" in g))
+    return out
 
 
-def _labelled_secrets(text: str) -> list[tuple[int, PiiMatch]]:
+def _labelled_secrets(
+    text: str, patterns: list[tuple[tuple[str, ...], int, re.Pattern[str]]]
+) -> list[tuple[int, PiiMatch]]:
     """Secrets after a label ("Bearer …", "password=…"): each pattern scans from a little before
     the first occurrence of one of its words on (no match can start earlier)."""
     folded = text.casefold()
     # casefold never shortens a character, so equal lengths mean positions correspond.
     same = len(folded) == len(text)
     out: list[tuple[int, PiiMatch]] = []
-    for words, lead, rx in _LABELLED_SECRET_RES:
+    for words, lead, rx in patterns:
         hits = [i for i in (folded.find(w) for w in words) if i >= 0]
         if not hits:
             continue
@@ -204,14 +234,20 @@ def find_pii(text: str, *, strict_region: bool = False) -> list[PiiMatch]:
     Overlaps are resolved by kind priority (secret > email > cn_id > card > phone), then by
     length: a JWT containing digits is one [SECRET], an 18-digit ID is not also a [CARD].
     Cost: one scan for digit windows plus substring tests; a pattern scans only where its
-    literal, "@" or a long enough number occurs (benchmarks/pii_bench.py prints the MB/s).
+    literal, "@" or a number with enough digits occurs (benchmarks/pii_bench.py prints the MB/s).
     """
+    return _find(text, strict_region, _LABELLED_SECRET_RES)
+
+
+def _find(
+    text: str, strict_region: bool, labelled: list[tuple[tuple[str, ...], int, re.Pattern[str]]]
+) -> list[PiiMatch]:
     found: list[tuple[int, PiiMatch]] = []
     for literal, rx in _SECRET_RES:
         if literal not in text:
             continue
         found += [(0, PiiMatch("secret", m.start(), m.end())) for m in rx.finditer(text)]
-    found += _labelled_secrets(text)
+    found += _labelled_secrets(text, labelled)
     at = text.find("@")
     if at >= 0:
         # No e-mail starts before the run of local-part characters that ends at the first "@".
@@ -219,9 +255,11 @@ def find_pii(text: str, *, strict_region: bool = False) -> list[PiiMatch]:
         while lo and text[lo - 1] in _EMAIL_LOCAL:
             lo -= 1
         found += [(1, PiiMatch("email", m.start(), m.end())) for m in _EMAIL_RE.finditer(text, lo)]
-    for ws, we in _digit_windows(text):
+    for ws, we, n_digits, plus in _digit_windows(text):
         end = min(we + 1, len(text))
-        for prio, kind, rx in _DIGIT_KINDS:
+        for prio, kind, rx, fewest, needs_plus in _DIGIT_KINDS:
+            if n_digits < fewest or (needs_plus and not plus):
+                continue
             for m in rx.finditer(text, ws, end):
                 g = m.group()
                 if kind == "cn_id":
@@ -251,11 +289,15 @@ def redact(text: str, *, strict_region: bool = False, key: bytes | None = None) 
 
     Returns (redacted text, counts by kind). Text without PII comes back unchanged (same object).
     """
-    matches = find_pii(text, strict_region=strict_region)
+    return _replace(text, find_pii(text, strict_region=strict_region), key, {})
+
+
+def _replace(
+    text: str, matches: list[PiiMatch], key: bytes | None, counts: dict[str, int]
+) -> tuple[str, dict[str, int]]:
     if not matches:
-        return text, {}
+        return text, counts
     out: list[str] = []
-    counts: dict[str, int] = {}
     pos = 0
     for m in matches:
         out.append(text[pos : m.start])
@@ -264,6 +306,40 @@ def redact(text: str, *, strict_region: bool = False, key: bytes | None = None) 
         pos = m.end
     out.append(text[pos:])
     return "".join(out), counts
+
+
+# Joins the texts of redact_many: scrub_unstorable leaves no NUL in stored text, and no pattern
+# matches across it (the labelled value's copy excludes it; every other pattern's characters
+# exclude it already, and lookarounds treat it as they treat the end of a text).
+SEPARATOR = "\x00"
+
+
+def redact_many(
+    texts: list[str], *, strict_region: bool = False, key: bytes | None = None
+) -> tuple[list[str], dict[str, int]]:
+    """`redact` of every text in `texts`, in one scan of them joined by SEPARATOR: per-call costs
+    (gates, casefold, the digit-window scan) are paid once, not once per string (an event holds
+    ~1,500 short strings per 20k tokens; issue 13). Returns (redacted texts in order, counts by
+    kind summed), exactly what redacting each text alone gives (tests/engine/test_pii_joined.py).
+    A text holding NUL itself is redacted alone.
+    """
+    if not texts:
+        return [], {}
+    joined = SEPARATOR.join(texts)
+    if joined.count(SEPARATOR) != len(texts) - 1:
+        counts: dict[str, int] = {}
+        out = []
+        for t in texts:
+            r, c = redact(t, strict_region=strict_region, key=key)
+            out.append(r)
+            for kind, n in c.items():
+                counts[kind] = counts.get(kind, 0) + n
+        return out, counts
+    matches = _find(joined, strict_region, _LABELLED_SECRET_RES_JOINED)
+    if not matches:
+        return list(texts), {}
+    redacted, counts = _replace(joined, matches, key, {})
+    return redacted.split(SEPARATOR), counts
 
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")

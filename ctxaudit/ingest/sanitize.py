@@ -22,11 +22,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 
-from ctxaudit.engine.pii import redact, scrub_unstorable
+from ctxaudit.engine.pii import SEPARATOR, redact_many, scrub_unstorable
 from ctxaudit.ingest.schemas import STRATEGY_MAX_CHARS, EventIn
 from ctxaudit.projects.models import Project
 
@@ -53,28 +54,58 @@ def reveal_bidi_controls(text: str) -> str:
     )
 
 
-def _text(value: str, *, redact_pii: bool, counts: dict[str, int], key: bytes | None) -> str:
-    text = reveal_bidi_controls(scrub_unstorable(value))
+# What scrub_unstorable and reveal_bidi_controls change, but NUL (the separator of a joined scan,
+# counted apart): text without any of it is left as it is.
+_NEEDS_CLEANING = re.compile("[\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+
+
+def _clean_texts(
+    texts: list[str], *, redact_pii: bool, counts: dict[str, int], key: bytes | None
+) -> list[str]:
+    """Every text storable, bidi controls shown, and redacted (engine.pii.redact_many: one scan
+    of them all, the same result as one scan each); adds to `counts`. Texts that need nothing
+    come back as the same objects."""
+    joined = SEPARATOR.join(texts)
+    if joined.count(SEPARATOR) != len(texts) - 1 or _NEEDS_CLEANING.search(joined):
+        texts = [reveal_bidi_controls(scrub_unstorable(t)) for t in texts]
     if redact_pii:
-        text, found = redact(text, key=key)
+        texts, found = redact_many(texts, key=key)
         for kind, n in found.items():
             counts[kind] = counts.get(kind, 0) + n
-    return text
+    return texts
+
+
+def _strings(value: Any, out: list[str]) -> None:
+    """Append every string of `value` (parsed JSON), dict keys included, in walk order."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, out)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            out.append(str(k))
+            _strings(v, out)
+
+
+def _rebuild(value: Any, cleaned: Iterator[str]) -> Any:
+    """`value` with its strings replaced, in `_strings` order, by the next ones of `cleaned`."""
+    if isinstance(value, str):
+        return next(cleaned)
+    if isinstance(value, list):
+        return [_rebuild(v, cleaned) for v in value]
+    if isinstance(value, dict):
+        return {next(cleaned): _rebuild(v, cleaned) for v in value.values()}
+    return value
 
 
 def _clean(value: Any, *, redact_pii: bool, counts: dict[str, int], key: bytes | None = None) -> Any:
-    if isinstance(value, str):
-        return _text(value, redact_pii=redact_pii, counts=counts, key=key)
-    if isinstance(value, list):
-        return [_clean(v, redact_pii=redact_pii, counts=counts, key=key) for v in value]
-    if isinstance(value, dict):
-        return {
-            _text(str(k), redact_pii=redact_pii, counts=counts, key=key): _clean(
-                v, redact_pii=redact_pii, counts=counts, key=key
-            )
-            for k, v in value.items()
-        }
-    return value
+    texts: list[str] = []
+    _strings(value, texts)
+    cleaned = _clean_texts(texts, redact_pii=redact_pii, counts=counts, key=key)
+    if all(c is t for c, t in zip(cleaned, texts, strict=True)):
+        return value
+    return _rebuild(value, iter(cleaned))
 
 
 # Column widths of the identifiers (ingest.models Session.external_id, Event.model; rule ids in
@@ -95,7 +126,7 @@ def _fit(text: str, limit: int) -> str:
 def _identifier(
     value: str, limit: int, *, redact_pii: bool, counts: dict[str, int], key: bytes | None
 ) -> str:
-    return _fit(_text(value, redact_pii=redact_pii, counts=counts, key=key), limit)
+    return _fit(_clean_texts([value], redact_pii=redact_pii, counts=counts, key=key)[0], limit)
 
 
 def stored_identifier(project: Project, raw: str, *, limit: int = SESSION_ID_MAX) -> str:
@@ -119,26 +150,40 @@ def event_spec_sanitize(
     """A copy of `spec` safe to store; returns (spec, redaction counts by kind, e.g. {"email": 2}).
 
     key: pseudonym key (pii_key_for); placeholders then carry a per-value tag ("[EMAIL#3f9a1c]").
-    Every field is cleaned, identifiers included (see the module docstring)."""
+    Every field is cleaned, identifiers included (see the module docstring), in one joined scan
+    of all the event's strings (the same result as cleaning each field alone, which cost ~1,500
+    scans per 20k-token event; issue 13)."""
     counts: dict[str, int] = {}
-    opts: dict[str, Any] = {"redact_pii": redact_pii, "counts": counts, "key": key}
+    texts = [spec.session_id, spec.strategy] + ([spec.model] if spec.model is not None else [])
+    for r in spec.rules or ():
+        texts += [r.id, r.text]
+    bounds = [len(texts)]
+    for value in (spec.before, spec.after, spec.metadata):
+        _strings(value, texts)
+        bounds.append(len(texts))
+    cleaned = _clean_texts(texts, redact_pii=redact_pii, counts=counts, key=key)
+    it = iter(cleaned)
+    session_id = _fit(next(it), SESSION_ID_MAX)
+    strategy = _fit(next(it), STRATEGY_MAX_CHARS)
+    model = _fit(next(it), MODEL_MAX) if spec.model is not None else None
     rules = None
     if spec.rules is not None:
         rules = [
-            r.model_copy(
-                update={"id": _identifier(r.id, RULE_ID_MAX, **opts), "text": _clean(r.text, **opts)}
-            )
-            for r in spec.rules
+            r.model_copy(update={"id": _fit(next(it), RULE_ID_MAX), "text": next(it)}) for r in spec.rules
         ]
+    parts = []
+    for value, lo, hi in zip((spec.before, spec.after, spec.metadata), bounds[:-1], bounds[1:], strict=True):
+        same = all(c is t for c, t in zip(cleaned[lo:hi], texts[lo:hi], strict=True))
+        parts.append(value if same else _rebuild(value, iter(cleaned[lo:hi])))
     clean = spec.model_copy(
         update={
-            "session_id": _identifier(spec.session_id, SESSION_ID_MAX, **opts),
-            "model": _identifier(spec.model, MODEL_MAX, **opts) if spec.model is not None else None,
-            "strategy": _identifier(spec.strategy, STRATEGY_MAX_CHARS, **opts),
-            "before": _clean(spec.before, **opts),
-            "after": _clean(spec.after, **opts),
+            "session_id": session_id,
+            "model": model,
+            "strategy": strategy,
+            "before": parts[0],
+            "after": parts[1],
             "rules": rules,
-            "metadata": _clean(spec.metadata, **opts),
+            "metadata": parts[2],
         }
     )
     return clean, counts

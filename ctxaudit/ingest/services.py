@@ -160,7 +160,8 @@ def event_ingest(
 
 
 def _record_rules_in_force(session: Session, event: Event, rules: list[dict[str, Any]]) -> None:
-    known = set(session.rules_in_force.values_list("rule_id", flat=True))
+    # A rule the session already has keeps its row (and its first event): the unique
+    # (session, rule_id) constraint skips it, so no query for the known ids is needed first.
     SessionRule.objects.bulk_create(
         [
             SessionRule(
@@ -172,7 +173,6 @@ def _record_rules_in_force(session: Session, event: Event, rules: list[dict[str,
                 first_event=event,
             )
             for r in rules
-            if r["id"] not in known
         ],
         ignore_conflicts=True,
     )

@@ -47,3 +47,12 @@ def warm_up() -> float:
     except Exception:
         logger.exception("engine warm-up failed; the first check will load what it needs")
     return time.perf_counter() - t0
+
+
+def clear_text_caches() -> None:
+    """Forget the per-text memos the checks keep across events (sentence terms, fact families,
+    rule tokens), so a benchmark measures what a new event costs, not a repeated one."""
+    from ctxaudit.engine.checks import claims, drift, terms
+
+    for fn in (terms._cached_terms, claims.fact_families, drift._own_tokens):
+        fn.cache_clear()

@@ -18,11 +18,15 @@ opened", "unverified", "未检查"). provenance.py decides what a statement's su
 
 from __future__ import annotations
 
+import heapq
 import re
 from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
+
+import ahocorasick
 
 from ctxaudit.engine.checks.terms import latin_term
 from ctxaudit.engine.language.clauses import lowered, sentences
@@ -151,23 +155,31 @@ class Grounder:
         for i, pos in enumerate(self.positions):
             for t in pos:
                 self.holders[t].append(i)
+        # Answers already computed, by question: a summary states the same content many times
+        # ("the user wants to delete it" under every order), and each answer is a pure function
+        # of the question and the before-context.
+        self._answers: dict[tuple[object, ...], object] = {}
 
     def _scan(self, wanted: set[str]) -> None:
         latin = {t for t in wanted if t.isascii() and len(t) > 1}
         letters = {t for t in wanted if t.isascii() and len(t) == 1}
         cjk = {t for t in wanted if not t.isascii()}
-        # Lookahead alternations find every start position, overlapping ones included
-        # ("登录" and "录页" in "登录页"); what term starts there is decided below.
         # A model or part number named by its prefix ("SMS4" for "SMS4HVI45E") names the same thing.
         models: dict[str, list[str]] = defaultdict(list)
         for t in latin:
             if len(t) > 4 and any(ch.isdigit() for ch in t):
                 models[t[:4]].append(t)
-        starts = sorted({t[:6] for t in latin} | set(models), key=len, reverse=True)
-        # Latin: a plain alternation (each hit is checked at its word start below); CJK: every
-        # position of every CJK run, so overlapping bigrams ("登录", "录页") all count.
-        pattern = re.compile("(" + "|".join(re.escape(t) for t in starts) + ")") if starts else None
-        cjk_run = _CJK_RUN if cjk else None
+        # One Aho-Corasick pass per message finds every occurrence, overlapping ones included
+        # ("登录" and "录页" in "登录页"): a CJK term is recorded where it occurs; a Latin term's
+        # first letters mark a candidate word start, whose term is read from the word below.
+        auto = ahocorasick.Automaton()
+        for t in {t[:6] for t in latin} | set(models):
+            auto.add_word(t, (True, len(t)))
+        for t in cjk:
+            auto.add_word(t, (False, len(t)))
+        empty = not len(auto)
+        if not empty:
+            auto.make_automaton()
         letter = re.compile(r"(?<![A-Za-z0-9])([A-Z0-9])(?![A-Za-z0-9])") if letters else None
         for src in self.sources:
             content = src.message.content
@@ -175,40 +187,54 @@ class Grounder:
                 continue
             pos = self.positions[src.index]
             low = src.low
-            if pattern is not None:
-                for hit in pattern.finditer(low):
-                    p = hit.start()
-                    if p and low[p - 1].isascii() and low[p - 1].isalnum():
-                        continue  # not at a word start ("port" in "support"); "客户a/b" is one
-                    run = _LATIN_RUN.match(low, p)
-                    term = latin_term(run.group()) if run else None
-                    if term in latin:
-                        pos[term].append(p)
-                    elif run and len(run.group()) >= 4 and any(ch.isdigit() for ch in run.group()):
-                        for model in models.get(run.group()[:4], ()):
-                            if model.startswith(run.group()[:6]):
-                                pos[model].append(p)
-                    whole = _IDENT.match(low, p)
-                    if whole:
-                        w = whole.group().rstrip(".'")
-                        if w != (run.group() if run else "") and w in latin:
-                            pos[w].append(p)  # a whole identifier ("middleware/ratelimit.py")
-            if cjk_run is not None:
-                for run in cjk_run.finditer(low):
-                    text, base = run.group(), run.start()
-                    for k, ch in enumerate(text):
-                        if ch in cjk:
-                            pos[ch].append(base + k)
-                        pair = text[k : k + 2]
-                        if len(pair) == 2 and pair in cjk:
-                            pos[pair].append(base + k)
+            starts: set[int] = set()
+            if not empty:
+                for end, (is_latin, n) in auto.iter(low):
+                    p = end - n + 1
+                    if not is_latin:
+                        pos[low[p : end + 1]].append(p)
+                    elif not (p and low[p - 1].isascii() and low[p - 1].isalnum()):
+                        starts.add(p)  # at a word start ("port" in "support" is not)
+            for p in sorted(starts):
+                run = _LATIN_RUN.match(low, p)
+                term = latin_term(run.group()) if run else None
+                if term in latin:
+                    pos[term].append(p)
+                elif run and len(run.group()) >= 4 and any(ch.isdigit() for ch in run.group()):
+                    for model in models.get(run.group()[:4], ()):
+                        if model.startswith(run.group()[:6]):
+                            pos[model].append(p)
+                whole = _IDENT.match(low, p)
+                if whole:
+                    w = whole.group().rstrip(".'")
+                    if w != (run.group() if run else "") and w in latin:
+                        pos[w].append(p)  # a whole identifier ("middleware/ratelimit.py")
             if letter is not None:
                 for hit in letter.finditer(content):
                     t = hit.group(1).casefold()
                     if t in letters:
                         pos[t].append(hit.start())
 
+    def _question(self, wanted: dict[str, float]) -> tuple[tuple[tuple[str, float], ...], float]:
+        """What an answer depends on: the wanted terms the before-context holds (with their
+        weights) and the total weight. "Order 34203: the user wants to delete it" and the same
+        line for order 68535 ask one question when neither number was said before."""
+        return tuple((t, w) for t, w in wanted.items() if t in self.holders), sum(wanted.values())
+
     def best(
+        self,
+        wanted: dict[str, float],
+        parties: frozenset[str] | None = None,
+        *,
+        need: re.Pattern[str] | None = None,
+    ) -> Support | None:
+        """See _best; each distinct question is answered once per Grounder."""
+        key = ("best", *self._question(wanted), parties, (need.pattern, need.flags) if need else None)
+        if key not in self._answers:
+            self._answers[key] = self._best(wanted, parties, need=need)
+        return cast("Support | None", self._answers[key])
+
+    def _best(
         self,
         wanted: dict[str, float],
         parties: frozenset[str] | None = None,
@@ -233,7 +259,12 @@ class Grounder:
         top: Support | None = None
         best_cov = -1.0
         settled: float | None = None  # a bound some source reached: the rest of its group lose
-        for i in sorted(bound, key=lambda i: (-bound[i], i)):
+        # highest bound first, context order within a bound; a heap, as the loop usually stops
+        # after a few sources of the thousands that hold a common word
+        order = [(-b, i) for i, b in bound.items()]
+        heapq.heapify(order)
+        while order:
+            i = heapq.heappop(order)[1]
             if bound[i] / total < best_cov - 1e-9:
                 break  # no later source can even tie
             if bound[i] == settled:
@@ -261,7 +292,10 @@ class Grounder:
 
     def cover_in(self, index: int, wanted: dict[str, float], tail: int | None = None) -> Support | None:
         """Coverage of `wanted` by one source; tail: only its last `tail` characters."""
-        return self._cover(self.sources[index], wanted, None, tail)
+        key = ("cover", index, *self._question(wanted), tail)
+        if key not in self._answers:
+            self._answers[key] = self._cover(self.sources[index], wanted, None, tail)
+        return cast("Support | None", self._answers[key])
 
     def _cover(
         self, src: _Source, wanted: dict[str, float], need: re.Pattern[str] | None, tail: int | None = None
@@ -306,6 +340,12 @@ class Grounder:
     def union(self, wanted: dict[str, float], parties: frozenset[str], n: int = 3) -> float:
         """Coverage of `wanted` by the `n` best sources of `parties` together ("the user asked
         for X and Y" often sums up several user messages)."""
+        key = ("union", *self._question(wanted), parties, n)
+        if key not in self._answers:
+            self._answers[key] = self._union(wanted, parties, n)
+        return cast(float, self._answers[key])
+
+    def _union(self, wanted: dict[str, float], parties: frozenset[str], n: int) -> float:
         total = sum(wanted.values())
         if not total:
             return 0.0
@@ -391,6 +431,10 @@ class Grounder:
     def replies(self) -> list[tuple[int, int]]:
         """(user reply index, index of the message it answers) for short user messages that
         follow an assistant message (harness text in between is skipped)."""
+        return self._replies
+
+    @cached_property
+    def _replies(self) -> list[tuple[int, int]]:
         out = []
         last_assistant: int | None = None
         for src in self.sources:

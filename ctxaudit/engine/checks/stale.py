@@ -113,7 +113,7 @@ class _Sentences:
         self.messages = messages
         self.limit = limit
         self._done: dict[int, list[tuple[int, int, dict[str, float]]]] = {}
-        self._union: dict[int, set[str]] = {}
+        self._reports: dict[int, tuple[list[tuple[int, int, dict[str, float]]], set[str]]] = {}
 
     def of(self, i: int) -> list[tuple[int, int, dict[str, float]]]:
         got = self._done.get(i)
@@ -122,29 +122,45 @@ class _Sentences:
             got = self._done[i] = [(s, e, terms(text[s:e])) for s, e in sentences(text)]
         return got
 
+    def _report_sentences(self, i: int) -> tuple[list[tuple[int, int, dict[str, float]]], set[str]]:
+        """The sentences of message i that read as a report (not a plan or a question; a
+        completion word or a participle), and the union of their terms; read once per message."""
+        got = self._reports.get(i)
+        if got is None:
+            text = self.messages[i].content
+            reports = [
+                (s, e, st)
+                for s, e, st in self.of(i)
+                if not (_QUESTION.search(text[s:e]) or _PLAN.search(text[s:e]))
+                and (_COMPLETION.search(text[s:e]) or _PARTICIPLE.search(text[s:e]))
+            ]
+            got = self._reports[i] = (reports, {t for _, _, st in reports for t in st})
+        return got
+
     def report(self, i: int, wanted: dict[str, float]) -> tuple[int, int] | None:
-        """The span of a sentence of message i that reports `wanted` done, if any."""
-        union = self._union.get(i)
-        if union is None:
-            union = self._union[i] = {t for _, _, st in self.of(i) for t in st}
-        # coverage() inlined: this runs for every sentence of every candidate reply (~300k
-        # times on a 200k-token context), and the wanted weights are the same for all of them.
+        """The span of the first sentence of message i that reports `wanted` done (covers DONE
+        of its terms and reads as a report), if any."""
+        reports, union = self._report_sentences(i)
+        if not reports:
+            return None
+        # coverage() inlined: this runs for every candidate reply of every instruction, and the
+        # wanted weights are the same for all of its sentences.
         items = tuple(wanted.items())
         total = sum(w for _, w in items)
         if not total or sum(w for t, w in items if t in union) / total < DONE:
-            return None  # no sentence can cover more than the whole message does
-        text = self.messages[i].content
+            return None  # no report sentence can cover more than all of them together
         keys = wanted.keys()
-        for s, e, st in self.of(i):
+        for s, e, st in reports:
             # most sentences share no term at all: a C-level set test skips them
             if keys.isdisjoint(st) or sum(w for t, w in items if t in st) / total < DONE:
                 continue
-            sent = text[s:e]
-            if _QUESTION.search(sent) or _PLAN.search(sent):
-                continue
-            if _COMPLETION.search(sent) or _PARTICIPLE.search(sent):
-                return s, e
+            return s, e
         return None
+
+
+def _is_identifier(term: str) -> bool:
+    """A term that names one thing (an order number, a version, a path, an address)."""
+    return any(ch.isdigit() or ch in "/_@" for ch in term)
 
 
 class _Instructions:
@@ -156,6 +172,9 @@ class _Instructions:
         self.replies = _Sentences(before, _MAX_REPORT_CHARS)
         self.items: list[tuple[int, int, int, dict[str, float]]] = []
         self.by_term: dict[str, list[int]] = defaultdict(list)
+        # postings of the instructions that name no identifier (looked up when `wanted` names one)
+        self.by_term_plain: dict[str, list[int]] = defaultdict(list)
+        self.ids: list[frozenset[str]] = []
         self.totals: list[float] = []
         self.of_message: dict[int, list[int]] = defaultdict(list)
         seen: dict[str, int] = {}
@@ -171,8 +190,12 @@ class _Instructions:
                     self.of_message[i].append(seen[key])
                     continue
                 seen[key] = len(self.items)
+                ids = frozenset(term for term in t if _is_identifier(term))
                 for term in t:
                     self.by_term[term].append(len(self.items))
+                    if not ids:
+                        self.by_term_plain[term].append(len(self.items))
+                self.ids.append(ids)
                 self.of_message[i].append(len(self.items))
                 self.items.append((i, s, e, t))
                 self.totals.append(sum(t.values()))
@@ -180,19 +203,42 @@ class _Instructions:
 
     def candidates(self, wanted: dict[str, float], covered: float = 0.0) -> list[int]:
         """Instructions at least `covered` of whose terms `wanted` holds (0: sharing one term), in
-        before-context order; computed over the term postings, never over every instruction."""
-        share: dict[int, float] = defaultdict(float)
-        common = []
+        before-context order; computed over the term postings, never over every instruction.
+
+        An instruction that names identifiers (numbers, paths, ids) none of which `wanted` names,
+        while `wanted` names others, is another instruction: "refund order 10422" is not "refund
+        order 10957" however many other words they share (issue 12 §3: rules that differ only in
+        their object or number are different rules)."""
+        common = [t for t in wanted if len(self.by_term.get(t, ())) > _COMMON]
+        wanted_ids = {t for t in wanted if _is_identifier(t)}
+        pool: set[int] = set()
+        # terms in hundreds of instructions do not pick candidates (counted below, for these only)
+        postings = self.by_term_plain if wanted_ids else self.by_term
         for t in wanted:
             posting = self.by_term.get(t, ())
-            if len(posting) > _COMMON:
-                common.append(t)  # in hundreds of instructions: counted below, for candidates only
+            if len(posting) <= _COMMON:
+                pool.update(postings.get(t, ()))
+        for t in wanted_ids:
+            pool.update(self.by_term.get(t, ()))
+        rare = [t for t in wanted if t not in common]
+        out = []
+        for n in pool:
+            have = self.items[n][3]
+            if wanted_ids and self.ids[n] and wanted_ids.isdisjoint(self.ids[n]):
                 continue
-            for n in posting:
-                share[n] += self.items[n][3][t]
-        for n in share:
-            share[n] += sum(self.items[n][3].get(t, 0.0) for t in common)
-        return sorted(n for n, w in share.items() if w / self.totals[n] >= covered)
+            share = 0.0
+            shared = False
+            for t in rare:
+                w = have.get(t)
+                if w is not None:
+                    share += w
+                    shared = True
+            if not shared:
+                continue
+            share += sum(have.get(t, 0.0) for t in common)
+            if share / self.totals[n] >= covered:
+                out.append(n)
+        return sorted(out)
 
     def closed(self, n: int) -> Closed | None:
         """Whether instruction n was closed later in the before-context (see the module docstring)."""

@@ -29,7 +29,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ctxaudit.engine.language.clauses import sentences
+import ahocorasick
+
+from ctxaudit.engine.language.clauses import lowered, sentences
 
 _ACT_EN = {
     "request": r"asked|requested|instructed|told|wanted|wants|demanded|directed|specified|insisted|ordered",
@@ -55,11 +57,13 @@ _PARTY_ZH = {
     "system": r"系统提示|系统|平台|开发者|运营方|策略",
     "person": r"老板|经理|主管|领导|上级|负责人|总监|管理员|财务|法务|审批人|店长|组长|运维|安全团队",
 }
-_CHECK_EN = (
-    r"(?:the |a |an |our |their )?(?:[\w-]+ ){0,2}?"
-    r"(?:review|reviewer|code review|scan|scanner|audit|check|checker|test suite|tests|test run|ci|pipeline|linter|analysis|verification|validator|inspection)"
+_CHECK_WORDS_EN = (
+    r"review|reviewer|code review|scan|scanner|audit|check|checker|test suite|tests|test run|ci|pipeline|linter"
+    r"|analysis|verification|validator|inspection"
 )
-_CHECK_ZH = r"(?:代码|安全|支付|风控|人工|自动)?(?:审查|评审|审核|扫描|检查|测试|审计|校验|核查|验证|巡检|检测)(?:结果)?"
+_CHECK_EN = rf"(?:the |a |an |our |their )?(?:[\w-]+ ){{0,2}}?(?:{_CHECK_WORDS_EN})"
+_CHECK_WORDS_ZH = r"审查|评审|审核|扫描|检查|测试|审计|校验|核查|验证|巡检|检测"
+_CHECK_ZH = rf"(?:代码|安全|支付|风控|人工|自动)?(?:{_CHECK_WORDS_ZH})(?:结果)?"
 _FINDING_EN = (
     r"found|finds|detected|detects|identified|revealed|showed|shows|flagged|reported|confirmed|passed|failed|"
     r"uncovered|discovered|came back (?:clean|green|red)|turned up|returned"
@@ -298,6 +302,62 @@ def _pending(sentence: str, start: int) -> bool:
     return bool(_PENDING.search(sentence[max(0, start - 24) : start]))
 
 
+# Words one of the statement patterns above needs (a party, an approval or payment word, a
+# check, a finding label), lowercase: a sentence with none of them states nothing, and one
+# automaton pass over it spares the dozen pattern searches that would each fail (most sentences
+# of a long summary or log). It must stay a superset of what those patterns require: a test
+# compares the statements found with and without it.
+_GATE_GROUPS = (
+    # parties (_PARTY_EN / _PARTY_ZH)
+    "user customer client requester human caller system operator developer policy platform manager boss "
+    "supervisor lead director admin owner cfo ceo cto legal finance compliance approver dba "
+    "用户 客户 对方 顾客 提问者 系统 平台 开发者 运营方 策略 老板 经理 主管 领导 上级 负责人 总监 管理员 财务 法务 "
+    "审批人 店长 组长 运维 安全团队",
+    # approvals and payments with no agent (_EN_AGENTLESS / _ZH_AGENTLESS)
+    "approv authoris authoriz okayed cleared permission consent go-ahead sign-off green-lit greenlit payment "
+    "charge transaction transfer paid 批准 获批 审批 授权 同意 放行 支付 付款 扣款 收款 到账",
+    # checks and finding labels (_CHECK_WORDS_* / _LABELLED_FINDING)
+    "review scan audit check test pipeline linter analysis verification validator inspection finding issue "
+    "result verdict 审查 评审 审核 扫描 检查 测试 审计 校验 核查 验证 巡检 检测 发现 结论 结果",
+)
+_GATE_WORDS = [w for group in _GATE_GROUPS for w in group.split()] + [
+    "signed off",
+    "security team",
+    "on-call engineer",
+]
+# "ci" is a word only at a word start ("the CI run found…"), not inside "decide" or "specific".
+_WORD_START_ONLY = frozenset({"ci"})
+
+
+def _gate_automaton() -> ahocorasick.Automaton:
+    auto = ahocorasick.Automaton()
+    for w in (*_GATE_WORDS, *_WORD_START_ONLY):
+        auto.add_word(w, w)
+    auto.make_automaton()
+    return auto
+
+
+_GATE = _gate_automaton()
+
+
+def _may_state(low: str, s: int, e: int) -> bool:
+    """Whether low[s:e] (lowered text) holds a word some statement pattern needs."""
+    for end, word in _GATE.iter(low, s, e):
+        if word not in _WORD_START_ONLY:
+            return True
+        p = end - len(word) + 1
+        if p == s or not (low[p - 1].isalnum() or low[p - 1] == "_"):
+            return True
+    return False
+
+
+def _data_line(sentence: str) -> bool:
+    """A JSON object or array on its own ("{"user": "u870", "op": "delete"}"): a log or a
+    record, which states nothing about anyone (a whole JSON summary is the claims check's)."""
+    t = sentence.strip()
+    return len(t) > 1 and t[0] in "{[" and t[-1] in "}]"
+
+
 def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[Statement]:
     sentence = content[s:e]
     m: re.Match[str] | None
@@ -446,9 +506,12 @@ def statements_in(index: int, content: str) -> list[Statement]:
     out: list[Statement] = list(_list_statements(index, content))
     listed = {(st.start, st.end) for st in out}
     covered = [(st.start, st.end) for st in out]
+    low = lowered(content)
     for s, e in sentences(content):
         if e - s > MAX_SENTENCE:
             continue  # a log line or a blob without punctuation states nothing about anyone
+        if not _may_state(low, s, e) or _data_line(content[s:e]):
+            continue
         if (s, e) in listed or any(a <= s and e <= b for a, b in covered):
             continue
         out.extend(_sentence_statements(index, content, s, e))

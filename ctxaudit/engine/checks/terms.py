@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from ctxaudit.engine.language.clauses import STOPWORDS
 
@@ -89,7 +90,24 @@ def terms(text: str) -> dict[str, float]:
 
     Latin words → light stems; identifiers → the whole (lowercase) and its parts; CJK runs →
     bigrams (pairs of function characters dropped). Act, party and stop words are left out.
+    The dict is shared between calls with the same text: read it, never change it.
     """
+    if len(text) <= _CACHED_CHARS:
+        return _cached_terms(text)
+    return _terms(text)
+
+
+# Contexts repeat their sentences (boilerplate, re-sent tool output, a template with a number in
+# it): a sentence's terms are computed once per process.
+_CACHED_CHARS = 2_000
+
+
+@lru_cache(maxsize=16_384)
+def _cached_terms(text: str) -> dict[str, float]:
+    return _terms(text)
+
+
+def _terms(text: str) -> dict[str, float]:
     t = unicodedata.normalize("NFKC", text)
     out: dict[str, float] = {}
     for m in _LATIN.finditer(t):

@@ -1,0 +1,86 @@
+"""What the engine's shortcuts must not change (issue 12 W2): the statement gate finds every
+statement the full patterns find; a JSON record is data; instructions about different
+identifiers are different instructions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxaudit.engine.checks import statements
+from ctxaudit.engine.evaluate import load
+from ctxaudit.engine.runner import run_checks
+from ctxaudit.engine.types import Context, ContextPair, Message, Rule
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = [ROOT / "tests" / "cases", ROOT.parent / "shared" / "samples", ROOT.parent / "shared" / "cases"]
+
+
+def _after_texts() -> list[str]:
+    cases, _ = load(CORPUS)
+    return [m.content for c in cases for m in c.pair.after.messages if m.content]
+
+
+def test_the_statement_gate_keeps_every_statement_of_the_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _after_texts()
+    assert len(texts) > 500
+    gated = [statements.statements_in(0, t) for t in texts]
+    monkeypatch.setattr(statements, "_may_state", lambda low, s, e: True)
+    ungated = [statements.statements_in(0, t) for t in texts]
+    assert gated == ungated
+    assert sum(map(len, gated)) > 150  # the corpus does state things about people
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The CI pipeline found two failing tests.",
+        "经理已批准退款。",
+        "Approved by the on-call engineer at 3am.",
+        "The USER explicitly APPROVED the migration.",
+        "付款已成功。",
+        "Verdict: the patch is safe.",
+    ],
+)
+def test_sentences_that_state_something_pass_the_gate(sentence: str) -> None:
+    assert statements.statements_in(0, sentence), sentence
+
+
+def test_a_json_record_is_data_and_the_same_words_in_prose_are_a_statement() -> None:
+    record = '{"event": "refund", "note": "approved by the manager", "user": "u870"}'
+    assert statements.statements_in(0, record) == []
+    prose = statements.statements_in(0, "The refund was approved by the manager.")
+    assert [(s.party, s.act) for s in prose] == [("person:the manager", "consent")]
+
+
+def _stale_pair(after_user: str) -> ContextPair:
+    before = Context(
+        (
+            Message("system", "You are the billing assistant."),
+            Message("user", "Refund order 10422 to the customer's original card."),
+            Message("assistant", "Done: order 10422 has been refunded to the original card."),
+            Message("user", "Thanks."),
+        )
+    )
+    after = Context(
+        (
+            Message("system", "You are the billing assistant."),
+            Message("user", "Summary: a refund was handled.", kind="summary"),
+            Message("user", after_user),
+        )
+    )
+    return ContextPair(before, after, (Rule("R1", "Never refund more than the order total."),))
+
+
+def test_an_instruction_about_another_order_is_not_the_closed_one() -> None:
+    report = run_checks(_stale_pair("Refund order 10957 to the customer's original card."))
+    assert [f for f in report.findings if f.kind == "stale_instruction"] == []
+
+
+def test_the_closed_instruction_re_inserted_in_other_words_is_stale() -> None:
+    report = run_checks(_stale_pair("Please refund order 10422 to the customer's original card now."))
+    stale = [f for f in report.findings if f.kind == "stale_instruction"]
+    assert len(stale) == 1
+    assert stale[0].severity.value == "high"
+    assert "10422" in stale[0].evidence[1].quote

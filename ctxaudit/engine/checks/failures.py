@@ -92,7 +92,6 @@ def check_summary_failures(a: Analysis) -> list[Finding]:
         is_summary = i in summaries or m.role == "system"
         text = m.content
         body = text[_MARKER_ONLY.match(text).end() :] if text else ""  # type: ignore[union-attr]
-        zh = _zh(text)
         if is_summary and _PLACEHOLDER.match(body.strip()):
             findings.append(
                 Finding(
@@ -102,7 +101,7 @@ def check_summary_failures(a: Analysis) -> list[Finding]:
                         f"压缩结果（消息 #{i}）是空的或只是占位符：“{text.strip()[:80]}”，原来的对话历史全部丢失。",
                         f"The compaction result (message #{i}) is empty or a placeholder: “{text.strip()[:80]}”; the "
                         "conversation history it replaced is gone.",
-                        zh if text.strip() else _context_zh(pair),
+                        _zh(text) if text.strip() else _context_zh(pair),
                     ),
                     evidence=(_span("after", i, text),),
                 )
@@ -119,7 +118,7 @@ def check_summary_failures(a: Analysis) -> list[Finding]:
                         f"压缩把一条错误信息当成了摘要（消息 #{i}）：“{body.strip()[:120]}”。原来的历史没有被总结，而是被这条错误替换了。",
                         f"The compaction committed an error message as the summary (message #{i}): “{body.strip()[:120]}”. "
                         "The history was replaced by this error, not summarised.",
-                        zh,
+                        _zh(text),
                     ),
                     evidence=(_span("after", i, text),),
                 )
@@ -133,7 +132,7 @@ def check_summary_failures(a: Analysis) -> list[Finding]:
                         f"压缩模型拒绝了摘要任务，它的拒绝被当成了摘要（消息 #{i}）：“{body.strip()[:120]}”。",
                         f"The summarising model refused, and its refusal was committed as the summary (message #{i}): "
                         f"“{body.strip()[:120]}”.",
-                        zh,
+                        _zh(text),
                     ),
                     evidence=(_span("after", i, text),),
                 )

@@ -158,9 +158,24 @@ class _Sentences:
         return None
 
 
+def message_terms(sentence_terms: list[tuple[int, int, dict[str, float]]]) -> dict[str, float]:
+    """The terms of a message from the terms of its sentences (_Sentences.of): the same as
+    terms() of the whole text, as no term spans a sentence end, but each sentence's terms are
+    computed once however often the sentence recurs (a weight is the highest a sentence gives)."""
+    out: dict[str, float] = {}
+    for _, _, st in sentence_terms:
+        for t, w in st.items():
+            if w > out.get(t, 0.0):
+                out[t] = w
+    return out
+
+
+_IDENTIFIER = re.compile(r"[\d/_@]")
+
+
 def _is_identifier(term: str) -> bool:
     """A term that names one thing (an order number, a version, a path, an address)."""
-    return any(ch.isdigit() or ch in "/_@" for ch in term)
+    return _IDENTIFIER.search(term) is not None
 
 
 class _Instructions:
@@ -288,6 +303,7 @@ def check_stale_instructions(a: Analysis) -> list[Finding]:
     out: list[Finding] = []
     idx: _Instructions | None = None
     after_replies = _Sentences(after, _MAX_REPORT_CHARS)
+    after_user = _Sentences(after, _MAX_INSTRUCTION_CHARS)
     answered: dict[tuple[int, int], bool] = {}
     # 1. Live user messages in the after-context that repeat a closed instruction.
     for k, m in enumerate(after):
@@ -298,7 +314,7 @@ def check_stale_instructions(a: Analysis) -> list[Finding]:
         if src is not None:
             ids = idx.of_message.get(src, [])
         else:
-            mt = terms(m.content[:_MAX_INSTRUCTION_CHARS])
+            mt = message_terms(after_user.of(k))
             ids = idx.candidates(mt, LIVE)
         for n in ids:
             c = idx.closed(n)

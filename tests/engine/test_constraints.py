@@ -54,7 +54,8 @@ def test_it_reads_the_governed_part_scope_condition_and_threshold() -> None:
     assert c.core == {"log"} and set(c.concepts) == {"write", "log"} and c.scope == ("所有",)
     [c] = parse("Never issue a refund above $100 without a manager approval ticket.")
     assert c.force is Force.PROHIBITION
-    assert c.core == {"refund"} and c.condition == {"admin", "confirm", "ticket"}
+    # the bound ("above") is governed too: "不得超过三十行" = "最多 30 行" (lexicon "exceed"/"limit")
+    assert c.core == {"refund", "exceed"} and c.condition == {"admin", "confirm", "ticket"}
     assert c.condition_text == "without a manager approval ticket" and c.numbers == (
         "100",
     )  # numbers compare as values

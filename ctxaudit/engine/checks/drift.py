@@ -34,6 +34,7 @@ from ctxaudit.engine.language.lexicon import (
     FORCE_LEVEL,
     FORCE_NAMES_ZH,
     HARD_FORCES,
+    NARROWING_WORDS,
     Force,
     Kind,
 )
@@ -78,6 +79,7 @@ for _a, _b in (("follow", "use"),):
 # region" is not kept by "…tickets of the border region"; 华东区 is not 华南区).
 SUBSTITUTION_WEIGHT = 0.6
 LIGHT_VERBS = frozenset(("execute", "use", "keep", "follow"))
+BOUNDS = frozenset(("exceed", "limit", "at_least"))  # the words around a threshold (lexicon)
 
 _CJK = re.compile("[\u4e00-\u9fff]")
 
@@ -168,6 +170,7 @@ def compare_clause(
     for c in window:
         for cid in c.concepts:
             cand.setdefault(cid, []).append(c)
+    virtual = _cjk_contained(rc, rule_text, window, window_text, window_base, cand)
 
     credit: dict[str, float] = {}
     how: dict[str, tuple[str, str]] = {}  # cid -> ("exact"|"generalised"|"narrowed", cand cid)
@@ -186,6 +189,15 @@ def compare_clause(
         child = next((ch for ch in _CHILDREN.get(cid, ()) if ch in cand), None)
         if child:
             credit[cid], how[cid] = 0.7, ("narrowed", child)
+    # "不得超过三十行" = "最多 30 行": a prohibition to exceed is an upper bound, and the other way round
+    for a, b in (("exceed", "limit"), ("limit", "exceed")):
+        if (
+            a in rc.concepts
+            and a not in credit
+            and b in cand
+            and (a == "limit" or rc.force is Force.PROHIBITION)
+        ):
+            credit[a], how[a] = 1.0, ("exact", b)
 
     # a light verb (run/use/keep/follow) goes without saying when what it governs survives:
     # "Never run `git push --force`" = "force-pushing is not allowed"; "Keep replies under 120 words"
@@ -200,18 +212,27 @@ def compare_clause(
     core = [c for c in rc.core if concept_weight(c, fallback) > 0]
     core_actions = [c for c in core if _kind(c) is Kind.ACTION]
     core_objects = [c for c in core if _kind(c) is not Kind.ACTION and _kind(c) is not Kind.GENERIC]
+    if not core_actions and not core_objects:
+        # the force governs only a bound or a generic word ("代码示例不得[超过]三十行"): what it bounds
+        # is the object to find
+        core_objects = [c for c in rc.concepts if _specific(c) and c not in rc.condition]
     matched_cands = {how[c][1] for c in credit}
-    carriers = [c for c in window if matched_cands & set(c.concepts)]
+    carriers = [c for c in window if matched_cands & (set(c.concepts) | virtual.get(id(c), set()))]
     # a clause that shares only a generic word (使用/use, 用户/data) with the rule does not carry it:
     # "所有回复必须使用中文，禁止使用英文缩写" holds two rules, each in its own clause
     specific_cands = {cid for cid in matched_cands if _kind(cid) is not Kind.GENERIC}
+    # …except a bound the rule's force governs: "…最多 30 行，不能超过" carries "不得超过三十行" in both clauses
+    specific_cands |= {how[c][1] for c in credit if c in BOUNDS and c in rc.core}
     if specific_cands:
         carriers = [c for c in carriers if specific_cands & set(c.concepts)] or carriers
     # a window that acts on something else is no form of this rule: "禁止新增任何合同" is not a weakened
     # "禁止新增任何日志文件", "Never edit vendor/gen/" is not "Never edit vendor/lib/"
     rule_specific = [c for c in rc.concepts if _specific(c) and c not in rc.condition]
     cand_specific = {cid for cl in carriers for cid in cl.concepts if _specific(cid)}
-    unrelated = cand_specific - matched_cands
+    # the rule's own words cut into other bigrams ("写类型注解" → 类型, 注解) are no other thing
+    unrelated = {
+        c for c in cand_specific - matched_cands if not (_is_cjk_token(c) and c in _own_tokens(rule_text))
+    }
     unknown = {w for cl in carriers for w in cl.unknown} - {c.removeprefix("fb:") for c in matched_cands}
     if rule_specific and (unrelated or unknown) and not any(c in credit for c in rule_specific):
         return None
@@ -374,6 +395,19 @@ def compare_clause(
             if zh
             else f"scope narrowed: {words} → {names}"
         )
+    elif (
+        rc.scope
+        and not any(c.scope for c in carriers)
+        and (narrow := _narrowing(rule_text, carriers, window_text, window_base))
+    ):
+        # "所有数据库查询都必须带上 LIMIT" → "大查询要带上 LIMIT": a qualifier picks a part of the whole
+        factor *= PENALTY["narrowed"]
+        words = "、".join(dict.fromkeys(rc.scope))
+        lost.append(
+            f"范围缩小：{words} → {narrow} / scope narrowed: {words} → {narrow}"
+            if zh
+            else f"scope narrowed: {words} → {narrow}"
+        )
     elif rc.scope and not hard_after and not any(c.scope for c in carriers):
         factor *= PENALTY["scope"]
         words = "、".join(dict.fromkeys(rc.scope))
@@ -438,6 +472,76 @@ def compare_clause(
     return ClauseDrift(
         "weakened", min(strength, 0.95), closeness, force_after, word_after, lost, carriers, bool(unrelated)
     )
+
+
+_NARROWING_ZH = re.compile(
+    "|".join(sorted((w for w in NARROWING_WORDS if _CJK.match(w)), key=len, reverse=True))
+)
+_NARROWING_EN = re.compile(
+    r"\b(?:"
+    + "|".join(sorted((w for w in NARROWING_WORDS if not _CJK.match(w)), key=len, reverse=True))
+    + r")\b"
+)
+
+
+def _narrowing(rule_text: str, carriers: list[Clause], window_text: str, window_base: int) -> str | None:
+    """The first narrowing qualifier (lexicon.NARROWING_WORDS) in the carrying clauses that the rule
+    does not use itself, or None."""
+    rule = fold(rule_text)
+    for c in carriers:
+        text = fold(window_text[c.start - window_base : c.end - window_base])
+        for m in (*_NARROWING_ZH.finditer(text), *_NARROWING_EN.finditer(text)):
+            if m.group() not in rule:
+                return m.group()
+    return None
+
+
+def _is_cjk_token(cid: str) -> bool:
+    return cid.startswith("fb:") and _CJK.match(cid, 3) is not None
+
+
+def _cjk_contained(
+    rc: Clause,
+    rule_text: str,
+    window: list[Clause],
+    window_text: str,
+    window_base: int,
+    cand: dict[str, list[Clause]],
+) -> dict[int, set[str]]:
+    """Chinese has no spaces, so the automaton's leftmost-longest cut decides which word a text
+    "names": "数据库迁移文件" names 迁移 and 文件, "已合并的迁移文件" only 迁移文件 (one surface); unknown
+    words are character bigrams cut where the run happens to start ("处方药剂量" → 处方·药剂, "具体剂量"
+    → 具体·剂量). So a rule's Chinese word that is no token of the window is still named when a window
+    clause holds it as text; an unknown bigram also when the clause holds both of its characters
+    next to another of the rule's words (a cut across a word boundary, "写类型注解" → 写类). Adds such
+    words to `cand`; returns them per window clause (by id), for the carriers.
+
+    Cost: per unmatched rule word and window clause one substring test; windows are 1–2 sentences."""
+    extra: dict[int, set[str]] = {}
+    wanted: list[tuple[str, str]] = []
+    for cid, (a, b) in rc.concepts.items():
+        if cid in cand:
+            continue
+        surface = fold(rule_text[a:b]) if not cid.startswith("fb:") else cid[3:]
+        if len(surface) >= 2 and _CJK.match(surface):
+            wanted.append((cid, surface))
+    if not wanted:
+        return extra
+    for c in window:
+        text = fold(window_text[c.start - window_base : c.end - window_base])
+        anchored = any(cid in rc.concepts for cid in c.concepts)
+        for cid, surface in wanted:
+            pair = (
+                anchored
+                and cid.startswith("fb:")
+                and len(surface) == 2
+                and surface[0] in text
+                and surface[1] in text
+            )
+            if pair or (anchored or cid.startswith("fb:")) and surface in text:
+                extra.setdefault(id(c), set()).add(cid)
+                cand.setdefault(cid, []).append(c)
+    return extra
 
 
 @lru_cache(maxsize=4096)

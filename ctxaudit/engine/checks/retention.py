@@ -511,7 +511,7 @@ def prepare_rules(rules: tuple[Rule, ...] | list[Rule]) -> tuple[Matcher, dict[s
     for r in rules:
         sq = squeeze(fold(r.text))
         locate = Locator(sq)
-        clauses = [c for c in parse(r.text, matcher) if c.concepts]
+        clauses = _merge_subordinate([c for c in parse(r.text, matcher) if c.concepts])
         strongest = max(clauses, key=lambda c: FORCE_LEVEL[c.force], default=None)
         if strongest is not None and strongest.force is not Force.NONE:
             # a forceless clause that acts ("统一使用 pnpm，禁止使用 npm"; the steps of "run the migration on
@@ -532,6 +532,29 @@ def prepare_rules(rules: tuple[Rule, ...] | list[Rule]) -> tuple[Matcher, dict[s
             ]
         models.append(RuleModel(r, sq, locate, clauses, [clause_weights(c, fallback) for c in clauses]))
     return matcher, fallback, models
+
+
+def _merge_subordinate(clauses: list[Clause]) -> list[Clause]:
+    """A condition clause ("回答儿童用药问题时", "Before rotating the credentials") is no part to keep on
+    its own: its words join the clause it conditions as topic (half weight, clause_weights), so a
+    summary that words the condition otherwise ("凡是儿童用药的问题，都要…") keeps the rule."""
+    out: list[Clause] = []
+    pending: Clause | None = None
+    for c in clauses:
+        if pending is not None and pending.sentence == c.sentence:
+            merged = dict(pending.concepts)
+            merged.update(c.concepts)
+            c = replace(c, concepts=merged)
+        elif pending is not None:
+            out.append(pending)
+        pending = None
+        if c.subordinate and c.force is Force.NONE:
+            pending = c
+            continue
+        out.append(c)
+    if pending is not None:
+        out.append(pending)
+    return out
 
 
 def _fallback_of(models: list[RuleModel]) -> dict[str, tuple[str, float]]:

@@ -230,6 +230,13 @@ def _stems(token: str) -> list[str]:
         return [token[:-3], token[:-3] + "e"]
     if token.endswith("s") and not token.endswith("ss"):
         return [token[:-1]]
+    # nominalisations find their verb: "acknowledgement" → "acknowledged", "rotation" → "rotate"
+    if token.endswith("ment") and len(token) > 7:
+        return [token[:-4]]
+    if token.endswith("ation") and len(token) > 7:
+        return [token[:-5], token[:-5] + "e"]
+    if token.endswith("ion") and len(token) > 6:
+        return [token[:-3], token[:-3] + "e"]
     return []
 
 
@@ -356,6 +363,12 @@ _CJK_FUNCTION_WORDS = frozenset(
         "随后",
         "最后",
         "首先",
+        # aspect adverbs: "已经合并的" and "已合并的" name the same files
+        "已经",
+        "曾经",
+        "正在",
+        "仍然",
+        "依然",
     )
 )
 
@@ -365,7 +378,9 @@ _CJK_FUNCTION_WORDS = frozenset(
 # Clause ends: Chinese and ASCII punctuation (after folding), line ends, and an English full stop
 # followed by a space. A comma inside a number ("$1,000") does not end a clause.
 # ":" inside a time ("9:00", "18:30") ends nothing.
-_CLAUSE_END = re.compile(r"[。！？；;!?\n：]|(?<!\d):(?!//)|:(?!//|\d)|,(?!\d)|(?<=[^\s\d])\.(?=\s|$)")
+_CLAUSE_END = re.compile(
+    r"[。！？；;!?\n：]|(?<!\d):(?!//)|:(?!//|\d)|,(?!(?<=\d,)\d{3}(?!\d))|(?<=[^\s\d])\.(?=\s|$)"
+)
 _SENTENCE_END = re.compile(r"[。！？；;!?\n：]|(?<!\d):(?!//)|:(?!//|\d)|(?<=[^\s\d])\.(?=\s|$)")
 _LEAD = re.compile(r"[\s\-*•>#]*(?:\(?\d+[.)、]|[一二三四五六七八九十]+、|（\d+）)?\s*(?:请|please\s+)?")
 _OPEN_QUOTES = "“\"「『'‘《"
@@ -393,6 +408,9 @@ class Clause:
     sentence: int = 0
     reported: bool = False
     quoted: bool = False  # inside quoted material (quotes.py): words someone wrote, not an instruction
+    subordinate: bool = (
+        False  # "回答儿童用药问题时", "When a refund is over $100": the condition of the next clause
+    )
     question: bool = False
     inherited: bool = False
     nouns: set[str] = field(default_factory=set)  # action concepts used as nouns ("a refund")
@@ -499,14 +517,22 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
             elif cat == COND and cond_at < 0:
                 cond_at = h.start
     # "用户需要…" / "the customer needs…" is narrative, not an obligation
-    markers = [m for m in markers if not (m[1] is Force.SHOULD and _after_third_party(f, cs, m[0], clause))]
+    markers = [
+        m
+        for m in markers
+        if not (
+            (m[1] is Force.SHOULD or fold(m[2]) in _VOLITIONAL) and _after_third_party(f, cs, m[0], clause)
+        )
+    ]
+    markers = _negation_scope(f, text, markers, hits)
     clause.unknown = _unknown_objects(f, cs, ce, hits)
     force, word, at = _pick_force(markers)
+    clause.subordinate = force is Force.NONE and _SUBORDINATE.search(f[cs:ce]) is not None
     if force is Force.NONE and not clause.reported:
         force, word, at = _bare_negation(f, text, hits)
     if force is Force.NONE and not clause.reported:
         force, word, at = _no_phrase(f, text, cs, ce)
-    if force is Force.NONE and not clause.reported:
+    if force is Force.NONE and not clause.reported and not clause.subordinate:
         force, word, at = _imperative(f, text, cs, ce, hits)
     clause.force, clause.force_word = force, word
     clause.scope = tuple(scope)
@@ -622,12 +648,45 @@ def _unknown_objects(f: str, cs: int, ce: int, hits: list[Hit]) -> frozenset[str
     return frozenset(out)
 
 
+# Modals that also mean "want" after a third party: "用户要转账给供应商", "the customer needs a refund".
+_VOLITIONAL = frozenset(("要", "都要", "也要", "还要", "need", "needs", "need to", "needs to"))
+_THIRD_PARTY = re.compile(
+    r"(?:\b(?:he|she|they|customer|user|client)s?|先生|女士|小姐|他们|她们|他|她|对方|患者|家长)\s*$"
+)
+
+
 def _after_third_party(f: str, cs: int, at: int, clause: Clause) -> bool:
     window = f[max(cs, at - 6) : at]
-    if re.search(r"(he|she|they|customer|user|client)s?\s*$", window):
+    if _THIRD_PARTY.search(window):
         return True
     user = clause.concepts.get("user")
     return user is not None and 0 <= at - user[1] <= 1
+
+
+# Markers that say "in every case" and take a following 不/not as their own negation: "一律不提供",
+# "始终不透露", "always refuse" reads as a prohibition, never as an obligation to act.
+_UNIVERSAL_OBLIGATIONS = frozenset(("一律", "始终", "总是", "一概", "always", "at all times"))
+_NEGATED_AFTER = re.compile(r"\s*(?:都|也|均)?\s*(?:不|没|never\b|not\b)")
+
+
+def _negation_scope(
+    f: str, text: str, markers: list[tuple[int, Force, str]], hits: list[Hit]
+) -> list[tuple[int, Force, str]]:
+    """ "一律不提供具体剂量" is "never provide": a universal obligation word followed by a negation
+    (before an action) is a prohibition, whatever the marker list says."""
+    out = []
+    for at, force, word in markers:
+        if force is Force.OBLIGATION and fold(word) in _UNIVERSAL_OBLIGATIONS:
+            end = at + len(word)
+            m = _NEGATED_AFTER.match(f, end)
+            if m is not None and any(
+                h.start >= m.end() - 1 and h.start <= m.end() + 1 and any(cat == CONCEPT for cat, _ in h.tags)
+                for h in hits
+            ):
+                out.append((at, Force.PROHIBITION, text[at : m.end()]))
+                continue
+        out.append((at, force, word))
+    return out
 
 
 def _pick_force(markers: list[tuple[int, Force, str]]) -> tuple[Force, str, int]:
@@ -642,7 +701,9 @@ def _pick_force(markers: list[tuple[int, Force, str]]) -> tuple[Force, str, int]
     restrictions = [m for m in markers if m[1] is Force.RESTRICTION]
     if restrictions:
         return restrictions[0][1], restrictions[0][2], restrictions[0][0]
-    if first_hedge is not None:
+    obligations = [m for m in markers if m[1] is Force.OBLIGATION]
+    if first_hedge is not None and not (obligations and obligations[0][0] < first_hedge[0]):
+        # "最好必须" is advice; "必须建议患者咨询医生" obliges (the hedge word is the verb it governs)
         return first_hedge[1], first_hedge[2], first_hedge[0]
     for force in _PRIORITY[2:]:
         for m in markers:
@@ -667,7 +728,7 @@ def _bare_negation(f: str, text: str, hits: list[Hit]) -> tuple[Force, str, int]
 
 
 _NO_PHRASE = re.compile(
-    r"no\s+(?!one\b|longer\b|matter\b|more than\b|less than\b|later than\b|doubt\b|need\b|problem\b)[a-z]"
+    r"no\s+(?!one\b|longer\b|matter\b|more than\b|less than\b|later than\b|doubt\b|need\b|problem\b|exceptions?\b)[a-z]"
 )
 
 
@@ -680,6 +741,16 @@ def _no_phrase(f: str, text: str, cs: int, ce: int) -> tuple[Force, str, int]:
     if m is None:
         return Force.NONE, "", -1
     return Force.PROHIBITION, text[start : start + 2], start
+
+
+# A clause that opens with a subordinator or ends with a time/condition word sets the condition of
+# the clause after it ("回答儿童用药问题时，必须…", "When a refund is over $100, always…", "Before
+# rotating the credentials, announce it"): it directs nothing on its own, whatever verb it opens with.
+_SUBORDINATE = re.compile(
+    r"^[\s\-*•>#]*(?:\(?\d+[.)、]\s*)?(?:当|如果|若是|若|假如|一旦|凡是|每当|在[^，,]{1,24}(?:时|前|后)$"
+    r"|\b(?:when|whenever|if|before|after|once|while|until|unless)\b)"
+    r"|(?:时|时候|之时|之前|以前|之后|以后|的话)\s*$"
+)
 
 
 def _imperative(f: str, text: str, cs: int, ce: int, hits: list[Hit]) -> tuple[Force, str, int]:

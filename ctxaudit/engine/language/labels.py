@@ -23,14 +23,18 @@ import re
 
 _LABEL_WORDS = (
     r"规则|规定|约定|约束|守则|准则|红线|禁令|须知|注意事项|遵守|长期要求|长期有效|硬性要求|始终要求|行为规范|规范"
+    r"|制度|流程|合规|政策|策略|原则|纪律|铁律|底线|标准操作"
     r"|rules?|constraints?|conventions?|guidelines?|requirements?|polic(?:y|ies)|restrictions?"
     r"|standing (?:instructions?|orders?)|remember|ground rules|must follow|do(?:'s| ?s)? and don'?ts"
+    # procedures and service levels are rules too: "Rollout guardrail: abort if …", "Enterprise SLA
+    # (standing): …", "Required procedure: …", "Data-protection limit in force: …"
+    r"|\b(?:guardrails?|procedures?|protocols?|SLAs?|SLOs?|compliance|in force)\b|\(standing\)"
     r"|(?:的|条|点|项)(?:长期)?要求"
 )
 # The label: from a line start (after list markers) or a sentence start, ≤ 40 characters, holding a
 # label word, ending in a colon.
 _LABEL = re.compile(
-    rf"(?:^|(?<=[\n。.!?！？；;{{,\[]))[ \t>*#\-•\d.)\"']*([^\n:：。!?！？]{{0,40}}?(?:{_LABEL_WORDS})[^\n:：。!?！？]{{0,16}})[:：][ \t]*",
+    rf"(?:^|(?<=[\n。.!?！？；;{{,\[]))[ \t>*#\-•\d.)\"']*([^\n:：。!?！？]{{0,40}}?(?:{_LABEL_WORDS})[^\n:：。!?！？]{{0,48}})[:：][ \t]*",
     re.I,
 )
 _INLINE_END = re.compile(r"[。!?！？\n]|\.(?=\s|$)")

@@ -1,0 +1,100 @@
+"""Kinds of wording the constraint model reads the same whatever the sentence (issue 12 §2–§3):
+the modal scale, negation scope, universal intensifiers, condition clauses, bounds and the
+bigram cuts of Chinese words the lexicon does not know. Each case here was a false alarm or a
+miss of the blind batch tests/cases/blind_08.jsonl."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxaudit.engine.checks.retention import check_rule_retention
+from ctxaudit.engine.language.constraints import parse
+from ctxaudit.engine.language.lexicon import Force
+from ctxaudit.engine.types import Rule, RuleState
+from tests.engine.helpers import ctx
+
+
+@pytest.mark.parametrize(
+    ("text", "force"),
+    [
+        ("每次回复都要先称呼客户姓名", Force.OBLIGATION),  # 要 is the everyday "must"
+        ("每条 SQL 查询都得加 LIMIT", Force.OBLIGATION),
+        ("Every production deploy needs a rollback plan", Force.OBLIGATION),
+        ("The full test suite is to be run before each commit", Force.OBLIGATION),
+        ("处方药一律不提供具体剂量", Force.PROHIBITION),  # 一律 + 不 = never
+        ("必须建议患者咨询医生", Force.OBLIGATION),  # 建议 is the verb 必须 governs
+        ("最好必须确认", Force.ADVICE),  # a hedge before the marker still softens it
+        ("【历史摘要】用户要给供应商转账 5 万元", Force.NONE),  # a third party's 要 is a want
+        ("The customer needs a refund for order 4411", Force.NONE),
+    ],
+)
+def test_the_modal_scale_and_negation_scope(text: str, force: Force) -> None:
+    assert max((c.force for c in parse(text)), key=lambda f: f is not Force.NONE) is force
+
+
+def test_no_exceptions_says_every_case_and_forbids_nothing() -> None:
+    [c] = parse("Each call starts with verifying the caller's identity, no exceptions")[:1]
+    assert c.force is not Force.PROHIBITION
+    assert all(x.force is not Force.PROHIBITION for x in parse("每次都先核实身份，无一例外"))
+
+
+def test_a_comma_before_a_number_ends_a_clause_unless_it_groups_thousands() -> None:
+    clauses = parse("超过 500 元的退款须经主管批准，500 元以内可直接退")
+    assert [c.force for c in clauses] == [Force.OBLIGATION, Force.PERMISSION]
+    [c] = parse("Never refund above $1,000")
+    assert c.numbers == ("1000",)
+
+
+def test_a_condition_clause_directs_nothing_on_its_own() -> None:
+    first = parse("回复客户时，必须使用中文")[0]
+    assert first.subordinate and first.force is Force.NONE
+    first = parse("When a refund is over $100, always log it")[0]
+    assert first.subordinate and first.force is Force.NONE
+    assert parse("Before rotating the credentials, announce it in #ops")[0].subordinate
+
+
+def _state(rule: str, before: str, after: str) -> RuleState:
+    [r] = check_rule_retention(
+        ctx(("system", "You are an assistant."), ("user", before)),
+        ctx(("system", "You are an assistant."), ("user", after)),
+        [Rule("R1", rule)],
+    )
+    return r.state
+
+
+@pytest.mark.parametrize(
+    ("rule", "after", "state"),
+    [
+        # faithful: other verbs, other numerals, other cuts of the same Chinese words
+        (
+            "不得修改已经合并的数据库迁移文件。",
+            "【摘要】用户约定：已合并的迁移文件一律不能改动。",
+            RuleState.RETAINED,
+        ),
+        (
+            "每次给出的代码示例不得超过三十行。",
+            "【摘要】用户要求：每个代码示例最多 30 行，不能超过。",
+            RuleState.RETAINED,
+        ),
+        ("所有新函数都要写类型注解。", "【摘要】长期约定：新写的函数一律带类型注解。", RuleState.RETAINED),
+        (
+            "每次回复都要先称呼客户的姓名。",
+            "【摘要】主管要求：此后每条回复开头都要称呼客户姓名。",
+            RuleState.RETAINED,
+        ),
+        (
+            "Every production deploy must have a rollback plan.",
+            "Rules: each prod deployment needs a rollback plan.",
+            RuleState.RETAINED,
+        ),
+        # weakened: a qualifier picks a part of "all", the modal softens
+        ("所有数据库查询都必须带上 LIMIT。", "【摘要】DBA 要求：大查询要带上 LIMIT。", RuleState.WEAKENED),
+        (
+            "不得修改已经合并的数据库迁移文件。",
+            "【摘要】用户希望已合并的迁移文件尽量不要改。",
+            RuleState.WEAKENED,
+        ),
+    ],
+)
+def test_rewordings_keep_or_weaken_a_rule_by_kind(rule: str, after: str, state: RuleState) -> None:
+    assert _state(rule, f"规则 / Rule: {rule}", after) is state

@@ -54,5 +54,5 @@ def clear_text_caches() -> None:
     rule tokens), so a benchmark measures what a new event costs, not a repeated one."""
     from ctxaudit.engine.checks import claims, drift, terms
 
-    for fn in (terms._cached_terms, claims.fact_families, drift._own_tokens):
+    for fn in (terms._cached_terms, terms._word_ops, terms._run_ops, claims.fact_families, drift._own_tokens):
         fn.cache_clear()

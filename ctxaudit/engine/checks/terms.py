@@ -107,50 +107,70 @@ def _cached_terms(text: str) -> dict[str, float]:
     return _terms(text)
 
 
+# What one word or CJK run adds to a text's terms: (term, weight, keep) sets the weight, or with
+# keep adds it only when the term is not there yet. Words recur across a context far more than
+# sentences do ("order", "delete", a field name in every log line), so each is read once.
+_Ops = tuple[tuple[str, float, bool], ...]
+
+
+@lru_cache(maxsize=65_536)
+def _word_ops(word: str) -> _Ops:
+    raw = word.strip(".'")
+    if not raw:
+        return ()
+    if len(raw) == 1:
+        # A lone capital names a thing ("contracts B and C"); "A" and "I" are words.
+        return ((raw.casefold(), 1.0, False),) if raw.isupper() and raw not in "AI" or raw.isdigit() else ()
+    low = raw.casefold()
+    parts = [p for p in _PARTS.split(low) if p]
+    ops: list[tuple[str, float, bool]] = []
+    if len(parts) > 1:
+        if _STRONG.search(low):
+            ops.append((low, 2.0, False))
+        for p in parts:
+            if p.isdigit():
+                continue  # "2.3", "v1.4.2": the number counts whole, not digit by digit
+            if len(p) == 1:
+                ops.append((p, 1.0, True))
+                continue
+            term = latin_term(p)
+            if term:
+                ops.append((term, 1.0, True))
+        return tuple(ops)
+    term = latin_term(low)
+    if not term:
+        return ()
+    return ((term, 2.0, False) if any(ch.isdigit() for ch in low) else (term, 1.0, True),)
+
+
+@lru_cache(maxsize=65_536)
+def _run_ops(run: str) -> _Ops:
+    ops: list[tuple[str, float, bool]] = []
+    kept = ""
+    for b in _bigrams(run):
+        if b in _STOP_BIGRAMS or (len(b) == 2 and (b[0] in _ZH_SEP or b[1] in _ZH_SEP)):
+            continue
+        if len(b) == 1 and b in _ZH_WEAK:
+            continue
+        ops.append((b, 1.0, False))
+        kept += b
+    # Single characters as well: Chinese paraphrases swap one character of a word
+    # ("删除" / "删掉") more often than they keep whole bigrams.
+    for ch in set(kept):
+        if ch not in _ZH_WEAK and ch not in _STOP_CHARS:
+            ops.append((ch, CJK_CHAR_WEIGHT, True))
+    return tuple(ops)
+
+
 def _terms(text: str) -> dict[str, float]:
     t = unicodedata.normalize("NFKC", text)
     out: dict[str, float] = {}
-    for m in _LATIN.finditer(t):
-        raw = m.group().strip(".'")
-        if not raw:
-            continue
-        if len(raw) == 1:
-            # A lone capital names a thing ("contracts B and C"); "A" and "I" are words.
-            if raw.isupper() and raw not in "AI" or raw.isdigit():
-                out[raw.casefold()] = 1.0
-            continue
-        low = raw.casefold()
-        parts = [p for p in _PARTS.split(low) if p]
-        if len(parts) > 1:
-            if _STRONG.search(low):
-                out[low] = 2.0
-            for p in parts:
-                if p.isdigit():
-                    continue  # "2.3", "v1.4.2": the number counts whole, not digit by digit
-                if len(p) == 1:
-                    out[p] = out.get(p, 1.0)
-                    continue
-                term = latin_term(p)
-                if term:
-                    out.setdefault(term, 1.0)
-            continue
-        term = latin_term(low)
-        if term:
-            out[term] = 2.0 if any(ch.isdigit() for ch in low) else out.get(term, 1.0)
-    for run in _CJK_RUN.findall(t):
-        kept = ""
-        for b in _bigrams(run):
-            if b in _STOP_BIGRAMS or (len(b) == 2 and (b[0] in _ZH_SEP or b[1] in _ZH_SEP)):
-                continue
-            if len(b) == 1 and b in _ZH_WEAK:
-                continue
-            out[b] = 1.0
-            kept += b
-        # Single characters at half weight: Chinese paraphrases swap one character of a word
-        # ("删除" / "删掉") more often than they keep whole bigrams.
-        for ch in set(kept):
-            if ch not in _ZH_WEAK and ch not in _STOP_CHARS:
-                out.setdefault(ch, CJK_CHAR_WEIGHT)
+    for ops in (*map(_word_ops, _LATIN.findall(t)), *map(_run_ops, _CJK_RUN.findall(t))):
+        for term, weight, keep in ops:
+            if keep:
+                out.setdefault(term, weight)
+            else:
+                out[term] = weight
     return out
 
 

@@ -95,3 +95,32 @@ def test_a_message_s_terms_are_the_union_of_its_sentences_terms() -> None:
     sents = _Sentences(messages, 4_000)
     for i, m in enumerate(messages):
         assert message_terms(sents.of(i)) == terms(m.content[:4_000]), m.content[:200]
+
+
+def test_clause_bounds_by_bisection_equal_the_window_searches() -> None:
+    import random
+
+    from ctxaudit.engine.language import clauses as c
+
+    rnd = random.Random(3)
+    alphabet = "ab .,:;!?\n。，：；x y"
+    for _ in range(600):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 700)))
+        d = c._MessageDelimiters(text)
+        for pos in range(0, len(text), 5):
+            assert d.sentence.bounds(pos) == c._bounds(text, pos, c._SENT_DELIM, c._SENT_DELIM_REV)
+            assert d.clause.bounds(pos) == c._bounds(text, pos, c._CLAUSE_DELIM, c._CLAUSE_DELIM_REV)
+
+
+def test_a_literal_trigger_finds_what_the_longest_first_alternation_finds() -> None:
+    import random
+    import re
+
+    from ctxaudit.engine.language.clauses import literal_trigger
+
+    rnd = random.Random(5)
+    for _ in range(300):
+        words = {"".join(rnd.choice("abc授权") for _ in range(rnd.randint(1, 4))) for _ in range(6)}
+        text = "".join(rnd.choice("abc 授权.") for _ in range(rnd.randint(0, 300)))
+        alternation = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+        assert literal_trigger(words).spans(text) == [m.span() for m in alternation.finditer(text)]

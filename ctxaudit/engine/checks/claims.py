@@ -43,6 +43,7 @@ from typing import Any
 from ctxaudit.engine.analysis import Analysis
 from ctxaudit.engine.language.clauses import (
     Clause,
+    LiteralTrigger,
     clause_at,
     clauses_of,
     has_cjk,
@@ -687,8 +688,8 @@ def check_claims(a: Analysis) -> list[Finding]:
     return findings
 
 
-def _anchor_pattern(injections: list[Claim]) -> re.Pattern[str] | None:
-    """A literal-alternation regex of each injection's most telling keys (emails, URLs, file
+def _anchor_pattern(injections: list[Claim]) -> LiteralTrigger | None:
+    """A literal trigger of each injection's most telling keys (emails, URLs, file
     names, then its longest words), to find candidate after-clauses in one scan."""
     anchors: set[str] = set()
     for inj in injections:
@@ -700,7 +701,7 @@ def _anchor_pattern(injections: list[Claim]) -> re.Pattern[str] | None:
 
 
 def _after_candidates(
-    index: int, m: Message, anchors: re.Pattern[str] | None
+    index: int, m: Message, anchors: LiteralTrigger | None
 ) -> Iterator[tuple[Clause, bool]]:
     """(clause, attributed) for the clauses of one written after-message that may restate a
     claim: JSON summaries leaf by leaf (small), plain text only around pattern hits."""

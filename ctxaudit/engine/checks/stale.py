@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from ctxaudit.engine.analysis import Analysis
@@ -158,18 +159,6 @@ class _Sentences:
         return None
 
 
-def message_terms(sentence_terms: list[tuple[int, int, dict[str, float]]]) -> dict[str, float]:
-    """The terms of a message from the terms of its sentences (_Sentences.of): the same as
-    terms() of the whole text, as no term spans a sentence end, but each sentence's terms are
-    computed once however often the sentence recurs (a weight is the highest a sentence gives)."""
-    out: dict[str, float] = {}
-    for _, _, st in sentence_terms:
-        for t, w in st.items():
-            if w > out.get(t, 0.0):
-                out[t] = w
-    return out
-
-
 _IDENTIFIER = re.compile(r"[\d/_@]")
 
 
@@ -216,30 +205,33 @@ class _Instructions:
                 self.totals.append(sum(t.values()))
         self._closed: dict[int, Closed | None] = {}
 
-    def candidates(self, wanted: dict[str, float], covered: float = 0.0) -> list[int]:
-        """Instructions at least `covered` of whose terms `wanted` holds (0: sharing one term), in
-        before-context order; computed over the term postings, never over every instruction.
+    def candidates(self, wanted: Collection[str], covered: float = 0.0) -> list[int]:
+        """Instructions at least `covered` of whose terms `wanted` (terms, or a terms dict) holds
+        (0: sharing one term), in before-context order; computed over the term postings, never
+        over every instruction.
 
         An instruction that names identifiers (numbers, paths, ids) none of which `wanted` names,
         while `wanted` names others, is another instruction: "refund order 10422" is not "refund
         order 10957" however many other words they share (issue 12 §3: rules that differ only in
         their object or number are different rules)."""
-        common = [t for t in wanted if len(self.by_term.get(t, ())) > _COMMON]
+        names_ids = _IDENTIFIER.search("\n".join(wanted)) is not None
+        # only the terms some instruction has can pick or count for one
+        wanted = self.by_term.keys() & wanted
+        common = [t for t in wanted if len(self.by_term[t]) > _COMMON]
         wanted_ids = {t for t in wanted if _is_identifier(t)}
         pool: set[int] = set()
         # terms in hundreds of instructions do not pick candidates (counted below, for these only)
-        postings = self.by_term_plain if wanted_ids else self.by_term
+        postings = self.by_term_plain if names_ids else self.by_term
         for t in wanted:
-            posting = self.by_term.get(t, ())
-            if len(posting) <= _COMMON:
+            if len(self.by_term[t]) <= _COMMON:
                 pool.update(postings.get(t, ()))
         for t in wanted_ids:
-            pool.update(self.by_term.get(t, ()))
+            pool.update(self.by_term[t])
         rare = [t for t in wanted if t not in common]
         out = []
         for n in pool:
             have = self.items[n][3]
-            if wanted_ids and self.ids[n] and wanted_ids.isdisjoint(self.ids[n]):
+            if names_ids and self.ids[n] and wanted_ids.isdisjoint(self.ids[n]):
                 continue
             share = 0.0
             shared = False
@@ -314,7 +306,7 @@ def check_stale_instructions(a: Analysis) -> list[Finding]:
         if src is not None:
             ids = idx.of_message.get(src, [])
         else:
-            mt = message_terms(after_user.of(k))
+            mt = set().union(*(st.keys() for _, _, st in after_user.of(k)))
             ids = idx.candidates(mt, LIVE)
         for n in ids:
             c = idx.closed(n)

@@ -75,7 +75,6 @@ def test_a_gate_admits_waits_then_sheds() -> None:
     waiter = threading.Thread(target=lambda: results.append(gate.enter()))
     waiter.start()
     time.sleep(0.05)
-    assert gate.enter() is False  # one running, one waiting: the third is shed at once
     gate.leave()
     waiter.join(2)
     assert results == [None]  # admitted after waiting
@@ -84,19 +83,68 @@ def test_a_gate_admits_waits_then_sheds() -> None:
     assert 0.15 < time.monotonic() - t0 < 1.0
 
 
+def _enter_in_thread(gate: Gate, name: str, log: list[tuple[str, bool | None, float]]) -> threading.Thread:
+    def go() -> None:
+        t0 = time.monotonic()
+        log.append((name, gate.enter(), time.monotonic() - t0))
+
+    thread = threading.Thread(target=go)
+    thread.start()
+    time.sleep(0.05)  # arrivals in a known order
+    return thread
+
+
+def test_a_newcomer_takes_the_oldest_waiters_place_and_that_one_is_refused_at_once() -> None:
+    gate = Gate(active=1, waiting=1, max_wait=5)
+    assert gate.enter() is True
+    log: list[tuple[str, bool | None, float]] = []
+    older = _enter_in_thread(gate, "older", log)
+    newer = _enter_in_thread(gate, "newer", log)
+    older.join(1)
+    assert [(name, result) for name, result, _ in log] == [("older", False)]
+    assert log[0][2] < 0.5  # refused when the newer one arrived, not after its 5 s
+    gate.leave()
+    newer.join(1)
+    assert [(name, result) for name, result, _ in log] == [("older", False), ("newer", None)]
+
+
+def test_a_freed_slot_goes_to_the_newest_waiter() -> None:
+    gate = Gate(active=1, waiting=3, max_wait=5)
+    assert gate.enter() is True
+    log: list[tuple[str, bool | None, float]] = []
+    threads = [_enter_in_thread(gate, name, log) for name in ("a", "b", "c")]
+    for expected in (["c"], ["c", "b"], ["c", "b", "a"]):
+        gate.leave()
+        time.sleep(0.1)
+        assert [name for name, result, _ in log if result is None] == expected
+    for t in threads:
+        t.join(1)
+    gate.leave()
+    assert gate.enter() is True  # every slot handed back: free again
+
+
 def test_beyond_its_slots_the_api_answers_503_with_retry_after(shed_settings) -> None:
-    shed_settings.CTXAUDIT_SHED_MAX_WAIT_MS = 3000  # the second request is still waiting below
+    shed_settings.CTXAUDIT_SHED_MAX_WAIT_MS = 3000  # the waiting requests would wait that long
     app = _Slow()
     mw = LoadShedMiddleware(app)
     first = threading.Thread(target=_call, args=(mw, _environ()))
     first.start()
     time.sleep(0.05)
-    second = threading.Thread(target=_call, args=(mw, _environ()))
+    answers: dict[str, tuple[str, dict[str, str], bytes, float]] = {}
+
+    def timed(name: str) -> None:
+        t0 = time.monotonic()
+        answers[name] = (*_call(mw, _environ(body=name.encode())), time.monotonic() - t0)
+
+    second = threading.Thread(target=timed, args=("second",))
     second.start()
     time.sleep(0.05)
-    t0 = time.monotonic()
-    status, headers, body = _call(mw, _environ())
-    assert time.monotonic() - t0 < 0.1  # at once, not after a wait
+    third = threading.Thread(target=timed, args=("third",))
+    third.start()
+    second.join(1)
+    # The one running and the newest waiting: the second is answered at once, not after 3 s.
+    status, headers, body, took = answers["second"]
+    assert took < 0.5
     assert status.startswith("503")
     assert headers["Retry-After"] == "2"
     assert json.loads(body) == {"error": "the server is at capacity; retry after 2s", "field": None}
@@ -106,9 +154,11 @@ def test_beyond_its_slots_the_api_answers_503_with_retry_after(shed_settings) ->
     time.sleep(0.05)
     assert app.started == 2  # the first API request and the login page
     app.release.set()
-    for t in (first, second, login):
+    for t in (first, third, login):
         t.join(5)
-    assert app.started == 3  # the waiting API request ran once a slot was free; the shed one never
+    assert answers["third"][0] == "200 OK"
+    assert app.started == 3  # the third ran once a slot was free; the refused second never did
+    assert b"second" not in app.bodies
 
 
 def test_a_page_beyond_its_slots_gets_a_plain_503(shed_settings) -> None:

@@ -1,24 +1,30 @@
 """Load: capacity, then 10x capacity, against gunicorn on loopback (issue 13 "Load: shed it").
 
-    DEBUG=true .venv/bin/python benchmarks/load_bench.py            # ~2 minutes
-    DEBUG=true .venv/bin/python benchmarks/load_bench.py --overload-seconds 10 --client-timeout 5
+    DEBUG=true .venv/bin/python benchmarks/load_bench.py                 # ~1.5 minutes
+    DEBUG=true .venv/bin/python benchmarks/load_bench.py --rounds 5 --capacity 16
 
 What it does, bounded in count and time, on 127.0.0.1 only:
 1. Starts the production web shape: `gunicorn -c python:ctxaudit.gunicorn_conf ctxaudit.wsgi`
-   (2 gthread workers, the shedder of ctxaudit/core/shedding.py) on a fresh SQLite database, the
-   embedded default (each POST /api/v1/events runs its check in the request), rate limit off.
-2. Unloaded: POST /api/v1/events open-loop at --base-rate for --step-seconds: p50/p95.
-3. Capacity: open-loop steps at doubling rates; capacity = the highest rate whose accepted (2xx)
-   throughput is >= 90 % of the offered rate with accepted p95 <= 2x unloaded.
-4. Overload: 10x capacity for --overload-seconds, every client with --client-timeout. Meanwhile
-   GET /login/ is probed twice a second, and for 10 s after. Reports status counts, whether every
-   429/503 carried Retry-After, client timeouts, accepted p50/p95 against unloaded, /login/
-   latencies, and events stored for requests whose client got no 2xx (work for clients that
-   gave up).
+   (the gthread worker(s) and the shedder of ctxaudit/core/shedding.py) on a fresh SQLite
+   database, the embedded default (each POST /api/v1/events runs its check in the request), rate
+   limit off.
+2. Unloaded: POST /api/v1/events open-loop at --base-rate (for --step-seconds in the capacity
+   search, --unloaded-seconds in a round): p50/p95. Also
+   "one at a time" (one client, the next request 50 ms after the previous answer): the time of a
+   request that never meets another.
+3. Capacity (unless --capacity): open-loop steps at doubling rates; capacity = the highest rate
+   whose accepted (2xx) throughput is >= 90 % of the offered rate with accepted p95 <= 2x unloaded.
+4. --rounds times, interleaved so that both sides of each ratio see the same machine: unloaded
+   (as 2.), then 10x capacity for --overload-seconds, every client with --client-timeout, while
+   GET /login/ is probed twice a second (and for 5 s after). Per round: status counts, whether
+   every 429/503 carried Retry-After, client timeouts, accepted p95 / that round's unloaded p95,
+   /login/ latencies, events stored for requests whose client got no 2xx. Then the median and
+   the spread (min-max) over the rounds.
 The load generator is open-loop (a request is sent every 1/rate s whether or not earlier ones
 were answered; one connection per request, as many independent clients) and shares the machine's
-cores with the server: its own CPU use is printed (CPU seconds / wall seconds).
-Figures are noisy on a shared machine; compare ratios within one run.
+cores with the server. Each phase reports where the CPU went, in cores (/proc/stat and
+/proc/<pid>/stat): the whole machine, the gunicorn processes, the load generator, everything
+else (the other users of a shared machine), and the load average at the start and end.
 """
 
 from __future__ import annotations
@@ -35,8 +41,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,13 +74,61 @@ class Result:
     error: str = ""
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _machine_cpu() -> float:
+    """CPU seconds spent busy on all cores since boot (/proc/stat: all but idle and iowait)."""
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / CLOCK_TICKS
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds of process `pid` and its children (the gunicorn master and its workers)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry) == pid or int(fields[1]) == pid:
+            total += int(fields[11]) + int(fields[12])  # utime + stime
+    return total / CLOCK_TICKS
+
+
+class Meter:
+    """Where the CPU went during a phase, in cores (CPU seconds per wall second)."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.server_pid = server_pid
+        self.start = self._sample()
+
+    def _sample(self) -> tuple[float, float, float, float]:
+        use = resource.getrusage(resource.RUSAGE_SELF)
+        return (time.monotonic(), _machine_cpu(), _tree_cpu(self.server_pid), use.ru_utime + use.ru_stime)
+
+    def stop(self) -> dict[str, float]:
+        end = self._sample()
+        wall, machine, server, loadgen = (e - s for e, s in zip(end, self.start, strict=True))
+        return {
+            "machine": round(machine / wall, 2),
+            "server": round(server / wall, 2),
+            "loadgen": round(loadgen / wall, 2),
+            "others": round(max(0.0, machine - server - loadgen) / wall, 2),
+        }
+
+
 @dataclass
 class Phase:
     name: str
     rate: float
     results: list[Result] = field(default_factory=list)
     wall: float = 0.0
-    cpu: float = 0.0
+    cores: dict[str, float] = field(default_factory=dict)
 
     def accepted(self) -> list[float]:
         return sorted(r.latency for r in self.results if r.status is not None and 200 <= r.status < 300)
@@ -93,7 +149,7 @@ class Phase:
             "accepted_p50_ms": round(_pct(ok, 50) * 1000, 1) if ok else None,
             "accepted_p95_ms": round(_pct(ok, 95) * 1000, 1) if ok else None,
             "refusals_with_retry_after": f"{sum(r.retry_after for r in refusals)}/{len(refusals)}",
-            "loadgen_cpu_share": round(self.cpu / self.wall, 2) if self.wall else 0,
+            "cores": self.cores,
         }
 
 
@@ -143,7 +199,6 @@ async def open_loop(port: int, raw: bytes, rate: float, seconds: float, timeout:
     """Send `raw` every 1/rate s for `seconds` (at most rate*seconds requests), then wait for all."""
     count = int(rate * seconds)
     start = time.monotonic()
-    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     tasks = []
     for i in range(count):
         delay = start + i / rate - time.monotonic()
@@ -151,9 +206,16 @@ async def open_loop(port: int, raw: bytes, rate: float, seconds: float, timeout:
             await asyncio.sleep(delay)
         tasks.append(asyncio.create_task(_one(port, raw, timeout)))
     phase.results = list(await asyncio.gather(*tasks))
-    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     phase.wall = time.monotonic() - start
-    phase.cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+
+
+async def one_at_a_time(port: int, raw: bytes, count: int, timeout: float, phase: Phase) -> None:
+    """One client: `count` requests, each 50 ms after the previous answer (none meets another)."""
+    start = time.monotonic()
+    for _ in range(count):
+        phase.results.append(await _one(port, raw, timeout))
+        await asyncio.sleep(0.05)
+    phase.wall = time.monotonic() - start
 
 
 async def probe(port: int, path: str, until: float, out: list[Result], timeout: float) -> None:
@@ -203,7 +265,10 @@ def main() -> None:
     ap.add_argument("--overload-seconds", type=float, default=10)
     ap.add_argument("--client-timeout", type=float, default=5)
     ap.add_argument("--capacity", type=float, default=0, help="skip the search, use this rate")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved unloaded + overload rounds")
+    ap.add_argument("--unloaded-seconds", type=float, default=10, help="unloaded phase of a round")
     args = ap.parse_args()
+    load_start = os.getloadavg()
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxaudit-load-"))
     env = {
@@ -246,22 +311,30 @@ def main() -> None:
                 await _one(port, _request("GET", "/login/", None), 60)
 
         asyncio.run(warm())
-        report: list[dict[str, object]] = []
         timeout = args.client_timeout
 
-        base = Phase("unloaded", args.base_rate)
-        asyncio.run(open_loop(port, raw, base.rate, args.step_seconds, timeout, base))
-        report.append(base.summary())
-        p95_base = _pct(base.accepted(), 95)
+        def run(phase: Phase, work: Coroutine[Any, Any, None]) -> Phase:
+            meter = Meter(server.pid)
+            asyncio.run(work)
+            phase.cores = meter.stop()
+            return phase
 
+        def unloaded(name: str, seconds: float) -> Phase:
+            base = Phase(name, args.base_rate)
+            return run(base, open_loop(port, raw, base.rate, seconds, timeout, base))
+
+        search: list[dict[str, object]] = []
         capacity = args.capacity
         if not capacity:
+            base = unloaded("unloaded", args.step_seconds)
+            search.append(base.summary())
+            p95_base = _pct(base.accepted(), 95)
             rate = args.base_rate * 2
             capacity = args.base_rate
             while rate <= args.max_rate:
                 step = Phase(f"step {rate:g}/s", rate)
-                asyncio.run(open_loop(port, raw, rate, args.step_seconds, timeout, step))
-                report.append(step.summary())
+                run(step, open_loop(port, raw, rate, args.step_seconds, timeout, step))
+                search.append(step.summary())
                 ok = step.accepted()
                 if len(ok) < 0.9 * rate * args.step_seconds or _pct(ok, 95) > 2 * p95_base:
                     break
@@ -269,41 +342,64 @@ def main() -> None:
                 rate *= 2
             time.sleep(3)
 
-        stored_before = _events_stored(port, key)
-        over = Phase(f"overload 10x = {10 * capacity:g}/s", 10 * capacity)
-        logins: list[Result] = []
-        after: list[Result] = []
+        rounds: list[dict[str, object]] = []
+        for n in range(1, args.rounds + 1):
+            single = Phase(f"round {n}: one at a time", 0)
+            run(single, one_at_a_time(port, raw, 20, timeout, single))
+            base = unloaded(f"round {n}: unloaded {args.base_rate:g}/s", args.unloaded_seconds)
+            stored_before = _events_stored(port, key)
+            over = Phase(f"round {n}: overload 10x = {10 * capacity:g}/s", 10 * capacity)
+            logins: list[Result] = []
+            after: list[Result] = []
 
-        async def overload() -> None:
-            end = time.monotonic() + args.overload_seconds
-            await asyncio.gather(
-                open_loop(port, raw, over.rate, args.overload_seconds, timeout, over),
-                probe(port, "/login/", end, logins, timeout),
+            async def overload(over: Phase = over, logins: list[Result] = logins) -> None:
+                end = time.monotonic() + args.overload_seconds
+                await asyncio.gather(
+                    open_loop(port, raw, over.rate, args.overload_seconds, timeout, over),
+                    probe(port, "/login/", end, logins, timeout),
+                )
+
+            run(over, overload())
+            asyncio.run(probe(port, "/login/", time.monotonic() + 5, after, timeout))
+            stored = _events_stored(port, key) - stored_before  # the probe gave stragglers 5 s
+            accepted = over.accepted()
+            rounds.append(
+                {
+                    "phases": [single.summary(), base.summary(), over.summary()],
+                    "every_client_answered_2xx_429_503_in_time": all(
+                        r.status is not None and (200 <= r.status < 300 or r.status in (429, 503))
+                        for r in over.results
+                    ),
+                    "accepted_p95_over_unloaded": _ratio(accepted, base.accepted()),
+                    "accepted_p95_over_one_at_a_time": _ratio(accepted, single.accepted()),
+                    "events_stored": stored,
+                    "events_stored_without_a_2xx": stored - len(accepted),
+                    "login_during_ms": _lat(logins),
+                    "login_after_ms": _lat(after),
+                }
             )
-            await probe(port, "/login/", time.monotonic() + 10, after, timeout)
 
-        asyncio.run(overload())
-        time.sleep(2)  # let anything still running finish before counting
-        stored = _events_stored(port, key) - stored_before
-        accepted = sum(1 for r in over.results if r.status is not None and 200 <= r.status < 300)
-        report.append(over.summary())
+        def spread(key: str) -> dict[str, float | None]:
+            values = [float(v) for r in rounds if isinstance(v := r[key], int | float)]
+            if not values:
+                return {"median": None, "min": None, "max": None}
+            return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
         out = {
             "capacity_rps": capacity,
-            "unloaded_p95_ms": round(p95_base * 1000, 1),
-            "phases": report,
-            "overload": {
+            "capacity_search": search,
+            "rounds": rounds,
+            "over_rounds": {
+                "accepted_p95_over_unloaded": spread("accepted_p95_over_unloaded"),
+                "accepted_p95_over_one_at_a_time": spread("accepted_p95_over_one_at_a_time"),
                 "every_client_answered_2xx_429_503_in_time": all(
-                    r.status is not None and (200 <= r.status < 300 or r.status in (429, 503))
-                    for r in over.results
+                    r["every_client_answered_2xx_429_503_in_time"] for r in rounds
                 ),
-                "accepted_p95_over_unloaded": round(_pct(over.accepted(), 95) / p95_base, 2)
-                if over.accepted()
-                else None,
-                "events_stored": stored,
-                "events_stored_without_a_2xx": stored - accepted,
-                "login_during_ms": _lat(logins),
-                "login_after_ms": _lat(after),
+                "events_stored_without_a_2xx": sum(
+                    int(str(r["events_stored_without_a_2xx"])) for r in rounds
+                ),
             },
+            "load_average_start_end": [round(load_start[0], 2), round(os.getloadavg()[0], 2)],
         }
         print(json.dumps(out, indent=2, ensure_ascii=False))
     finally:
@@ -316,6 +412,13 @@ def main() -> None:
         tail = log.read()[-2000:]
         if "Traceback" in tail or "CRITICAL" in tail:
             print("--- gunicorn log (tail)\n" + tail, file=sys.stderr)
+
+
+def _ratio(loaded: list[float], reference: list[float]) -> float | None:
+    """Accepted p95 under load / the reference p95 (None when either has no accepted request)."""
+    if not loaded or not reference:
+        return None
+    return round(_pct(loaded, 95) / _pct(reference, 95), 2)
 
 
 def _lat(results: list[Result]) -> dict[str, object]:

@@ -10,6 +10,7 @@ import pytest
 from ctxaudit.engine.checks.retention import check_rule_retention
 from ctxaudit.engine.language.constraints import parse
 from ctxaudit.engine.language.lexicon import Force
+from ctxaudit.engine.language.numbers import number_values
 from ctxaudit.engine.types import Rule, RuleState
 from tests.engine.helpers import ctx
 
@@ -98,3 +99,47 @@ def _state(rule: str, before: str, after: str) -> RuleState:
 )
 def test_rewordings_keep_or_weaken_a_rule_by_kind(rule: str, after: str, state: RuleState) -> None:
     assert _state(rule, f"规则 / Rule: {rule}", after) is state
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("within 24 hours", "within one day"),
+        ("两小时内处理", "120 分钟内处理"),
+        ("abort after ten minutes", "abort after 10 min"),
+        ("每周至少一次", "每周至少 1 次"),
+    ],
+)
+def test_durations_compare_in_one_unit(a: str, b: str) -> None:
+    assert number_values(a) == number_values(b) != ()
+
+
+def test_working_days_are_no_fixed_duration() -> None:
+    assert number_values("十五个工作日内") == ("15",)
+
+
+def test_a_passive_negation_forbids() -> None:
+    [c, _] = parse("Claims above $50 are not approved, unless there is a receipt")
+    assert c.force is Force.PROHIBITION
+
+
+@pytest.mark.parametrize(
+    ("rule", "after"),
+    [
+        # a label states no polarity: "capped at … never go beyond" is no reversal of "never … more than"
+        (
+            "Never export more than 1,000 rows in a single query.",
+            "Data-protection limit in force: exports are capped at 1000 rows per query; never go beyond that.",
+        ),
+        (
+            "Answer every enterprise ticket within 24 hours.",
+            "Enterprise SLA (standing): every enterprise ticket gets an answer within one day.",
+        ),
+        (
+            "Cap each import batch at two hundred rows.",
+            "Summary: every import batch is limited to 200 rows at most.",
+        ),
+    ],
+)
+def test_bounds_and_service_levels_keep_a_rule(rule: str, after: str) -> None:
+    assert _state(rule, rule, after) is RuleState.RETAINED

@@ -78,7 +78,8 @@ for _a, _b in (("follow", "use"),):
 # specific words instead, make the text another rule (issue 12 §3: "…shipments of the border
 # region" is not kept by "…tickets of the border region"; 华东区 is not 华南区).
 SUBSTITUTION_WEIGHT = 0.6
-LIGHT_VERBS = frozenset(("execute", "use", "keep", "follow"))
+LIGHT_VERBS = frozenset(("execute", "use", "keep", "follow", "attach"))  # attach: "带上/include/have"
+META_OBJECTS = frozenset(("instruction",))  # 规则/instruction/policy: the frame of a rule, not its object
 BOUNDS = frozenset(("exceed", "limit", "at_least"))  # the words around a threshold (lexicon)
 
 _CJK = re.compile("[\u4e00-\u9fff]")
@@ -199,6 +200,13 @@ def compare_clause(
         ):
             credit[a], how[a] = 1.0, ("exact", b)
 
+    # a money amount is named by its number: "超过 500 元的退款" keeps "退款金额超过五百元"
+    if (
+        "amount" in rc.concepts
+        and "amount" not in credit
+        and set(rc.numbers) & {n for c in window for n in c.numbers}
+    ):
+        credit["amount"], how["amount"] = 1.0, ("exact", "amount")
     # a light verb (run/use/keep/follow) goes without saying when what it governs survives:
     # "Never run `git push --force`" = "force-pushing is not allowed"; "Keep replies under 120 words"
     # = "replies must stay below 120 words"
@@ -230,8 +238,11 @@ def compare_clause(
     rule_specific = [c for c in rc.concepts if _specific(c) and c not in rc.condition]
     cand_specific = {cid for cl in carriers for cid in cl.concepts if _specific(cid)}
     # the rule's own words cut into other bigrams ("写类型注解" → 类型, 注解) are no other thing
+    # and words about rules ("the user's standing instruction is that…") are no object of one
     unrelated = {
-        c for c in cand_specific - matched_cands if not (_is_cjk_token(c) and c in _own_tokens(rule_text))
+        c
+        for c in cand_specific - matched_cands - META_OBJECTS
+        if not (_is_cjk_token(c) and c in _own_tokens(rule_text))
     }
     unknown = {w for cl in carriers for w in cl.unknown} - {c.removeprefix("fb:") for c in matched_cands}
     if rule_specific and (unrelated or unknown) and not any(c in credit for c in rule_specific):
@@ -271,8 +282,10 @@ def compare_clause(
         # numbers"), never when the text acts on something else ("写操作最好确认一下" for 记录日志)
         if ow <= 0 or got / ow < 0.5:
             return None
-        if core_actions and any(c.actions for c in carriers):
-            return None
+        if core_actions and any(a not in rc.concepts for c in carriers for a in c.actions):
+            return (
+                None  # the text acts on it otherwise ("写操作最好确认一下"); its own words are no other act
+            )
     else:
         return None
 
@@ -312,6 +325,7 @@ def compare_clause(
         and not extra_actions
         and not rc.condition  # "never X without Y" = "always Y before X": a paraphrase, not a reversal
         and _opposite(rc.force, best.force)
+        and not best.labelled  # "Limit in force: exports are capped at 1000 rows" states no polarity
         and not any(_polarity(c.force) == _polarity(rc.force) for c in carriers)  # merged rules keep theirs
     ):
         lost_rev = [_fmt_opposite(rc, best, zh)]

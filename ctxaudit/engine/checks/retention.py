@@ -323,7 +323,7 @@ class SideIndex:
                 elif label is not None and not c.question and not c.reported and c.concepts:
                     if c.force in (Force.NONE, Force.IMPERATIVE):
                         # under "Rules:"/"约定：" a clause is a rule whatever its wording (labels.py)
-                        c = replace(c, force=Force.OBLIGATION, force_word=label)
+                        c = replace(c, force=Force.OBLIGATION, force_word=label, labelled=True)
                 elif c.force is Force.IMPERATIVE and self.msgs[pos][1].role == "user":
                     # a bare imperative in a user message is a request ("Show me account 55102"), not a rule
                     c = replace(c, force=Force.NONE, force_word="")

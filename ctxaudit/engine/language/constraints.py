@@ -324,7 +324,7 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
         run = [ch if not covered[m.start() + i] else " " for i, ch in enumerate(m.group())]
         for part in "".join(run).split():
             if len(part) == 2:  # one word the lexicon does not know: "合同", "发票"
-                if part not in _CJK_FUNCTION_WORDS:
+                if part not in _CJK_FUNCTION_WORDS and part[0] not in _CJK_SEQUENCE:
                     out.setdefault(part, ("fb:" + part, 1.0))
                 continue
             for i in range(len(part) - 1):
@@ -341,7 +341,9 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
 
 # Grammar that carries no subject matter: particles and prepositions (never inside a fallback
 # bigram) and function words (never a fallback token on their own).
-_CJK_PARTICLES = frozenset("的了着过是在和与及或也都就还又把被给对向从为而且并之其再由才")
+_CJK_PARTICLES = frozenset("的了着过是在和与及或也都就还又把被给对向从为而且并之其再由才先已曾将")
+# sequence and aspect adverbs: a two-character run that opens with one ("再经", "先备") is grammar
+_CJK_SEQUENCE = frozenset("再先才就又还也都已曾将")
 _CJK_FUNCTION_WORDS = frozenset(
     (
         "涉及",
@@ -408,9 +410,8 @@ class Clause:
     sentence: int = 0
     reported: bool = False
     quoted: bool = False  # inside quoted material (quotes.py): words someone wrote, not an instruction
-    subordinate: bool = (
-        False  # "回答儿童用药问题时", "When a refund is over $100": the condition of the next clause
-    )
+    labelled: bool = False  # force given by a rule label ("Rules:", "约定："): a rule of no stated polarity
+    subordinate: bool = False  # the condition of the next clause ("回答…时", "When a refund is over $100")
     question: bool = False
     inherited: bool = False
     nouns: set[str] = field(default_factory=set)  # action concepts used as nouns ("a refund")
@@ -724,7 +725,14 @@ def _bare_negation(f: str, text: str, hits: list[Hit]) -> tuple[Force, str, int]
                 s = h.start - len(neg)
                 if s >= 0 and f[s : h.start] == neg:
                     return Force.PROHIBITION, text[s : h.start], s
+            # the passive of a prohibition: "claims above $50 are not approved unless…"
+            m = _EN_PASSIVE_NOT.search(f, max(0, h.start - 16), h.start)
+            if m is not None:
+                return Force.PROHIBITION, text[m.start() : m.end()].strip(), m.start()
     return Force.NONE, "", -1
+
+
+_EN_PASSIVE_NOT = re.compile(r"\b(?:is|are|be|get|gets)\s+not\s+(?:be\s+)?$")
 
 
 _NO_PHRASE = re.compile(

@@ -34,7 +34,7 @@ _LABEL_WORDS = (
 # The label: from a line start (after list markers) or a sentence start, ≤ 40 characters, holding a
 # label word, ending in a colon.
 _LABEL = re.compile(
-    rf"(?:^|(?<=[\n。.!?！？；;{{,\[]))[ \t>*#\-•\d.)\"']*([^\n:：。!?！？]{{0,40}}?(?:{_LABEL_WORDS})[^\n:：。!?！？]{{0,48}})[:：][ \t]*",
+    rf"(?:^|(?<=[\n。.!?！？；;{{,\[:：]))[ \t>*#\-•\d.)\"']*([^\n:：。!?！？]{{0,40}}?(?:{_LABEL_WORDS})[^\n:：。!?！？\-–—]{{0,48}})(?:[:：]|[ \t][-–—][ \t])[ \t]*",
     re.I,
 )
 _INLINE_END = re.compile(r"[。!?！？\n]|\.(?=\s|$)")

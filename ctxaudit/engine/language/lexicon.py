@@ -194,6 +194,9 @@ FORCE_MARKERS: dict[Force, tuple[str, ...]] = {
         "只限",
         "仅可",
         "只可",
+        # a bound stated as the rule: "every import batch is limited to 200 rows", "exports are capped at 1000"
+        "limited to",
+        "capped at",
         "only",
         "solely",
         "exclusively",
@@ -697,7 +700,7 @@ CONCEPTS: tuple[Concept, ...] = (
         A,
         "付款",
         "payment",
-        "付款|支付|转账|汇款|扣款|payment|pay|transfer|wire transfer|wire money|charge",
+        "付款|支付|转账|汇款|扣款|payment|pay|transfer|wire transfer|wire money|wire|wires|charge",
     ),
     _c("account", O, "账户", "account", "账户|账号|帐户|帐号|account|accounts"),
     _c(
@@ -802,7 +805,7 @@ CONCEPTS: tuple[Concept, ...] = (
         G,
         "上限",
         "at most",
-        "不超过|不多于|不高于|不晚于|以内|之内|至多|最多|最迟|最晚|上限|at most|no more than|not exceed|not more than|fewer than|less than|maximum|under|within|no later than|at the latest",
+        "不超过|不多于|不高于|不晚于|以内|之内|至多|最多|最迟|最晚|上限|at most|no more than|not exceed|not more than|fewer than|less than|maximum|under|within|no later than|at the latest|capped at|a cap of|cap of|up to|below|低于|limited to|cap",
     ),
     # --- bounds, frequencies and qualifiers: a threshold is the same threshold in any wording (issue
     # 12 §2), so the words around a number form synonym groups like the numbers themselves
@@ -850,6 +853,13 @@ CONCEPTS: tuple[Concept, ...] = (
         "送达",
         "delivery",
         "到货|送达|送到|配送|派送|投递|交付|delivery|deliveries|deliver|arrival|arrive|ship date|shipping date",
+    ),
+    _c(
+        "consult",
+        A,
+        "咨询",
+        "consult",
+        "咨询|请教|问医生|问律师|看医生|就医|就诊|consult|consultation|seek advice|check with|talk to a doctor|see a doctor",
     ),
     _c(
         "notify",
@@ -1107,6 +1117,11 @@ NEUTRAL_SURFACES: tuple[str, ...] = (
     "每周日",
     "每周天",
     "每周末",
+    # "wire up the queue" connects things; a wire moves money
+    "wire up",
+    "wired up",
+    "wires up",
+    "wiring",
     "有要求",
     "诉求",
     "必需品",

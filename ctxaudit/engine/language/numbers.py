@@ -7,6 +7,9 @@ canonical string: digits without grouping or trailing zeros ("20000", "0.5"), "%
 percentage. Currency signs and units are not part of the value: a rule's unit survives (or not) as
 the words around it.
 
+Durations are compared in seconds: "24 hours", "one day" and "一天" all read "86400s" (see
+_durations); working days stay plain numbers.
+
 Chinese numerals follow the standard positional reading (个/十/百/千 within a 万 group, 万 = 10⁴,
 亿 = 10⁸; "十五" = 15, "两百" = 200, "三千五" = 3500 is read as 3005 only when written "三千零五").
 English number words cover units, teens, tens, "hundred", "thousand", "million" and "a"/"one"
@@ -155,8 +158,8 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
         out.append((m.start(), m.end(), _canon(value, suffix == "%")))
     for m in _ZH_NUMBER.finditer(text):
         numeral = m.group(2)
-        if numeral == "一" and not m.group(1):
-            continue  # 一律, 一下, 统一: a word, not the number one
+        if numeral == "一" and not m.group(1) and text[m.end() : m.end() + 1] != "次":
+            continue  # 一律, 一下, 统一: a word, not the number one ("一次" is once)
         if (len(numeral) == 1 and numeral in _ZH_BIG) or numeral in _ZH_WORDS:
             continue  # 万一, 千万: words
         nxt = text[m.end() : m.end() + 1]
@@ -185,7 +188,57 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
         if not v.endswith("%") and re.match(r"\s*(?:percent|per cent)\b", text[e : e + 12], re.I):
             v += "%"
         fixed.append((s, e, v))
-    return fixed
+    return _durations(text, fixed)
+
+
+# Durations compare in one unit (issue 12 §2: "within 24 hours" = "within one day", "两小时" = "120
+# 分钟"): a number followed by a time unit reads as seconds ("86400s"). Working days (工作日, business
+# days) are no fixed length and stay plain numbers.
+_UNIT_SECONDS = {
+    "second": 1, "sec": 1, "s": 1, "秒": 1, "秒钟": 1,
+    "minute": 60, "min": 60, "分钟": 60,
+    "hour": 3600, "hr": 3600, "h": 3600, "小时": 3600, "钟头": 3600,
+    "day": 86400, "天": 86400,
+    "week": 604800, "周": 604800, "星期": 604800,
+}  # fmt: skip
+_UNIT = re.compile(
+    r"\s?(?:个)?\s?(seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|秒钟|秒|分钟|小时|钟头|天|星期|周)(?![A-Za-z])",
+    re.I,
+)
+# "an hour", "a day", "one week", "一天", "半小时": a duration with no digit
+_ONE_UNIT = re.compile(
+    r"\b(?:an?|one)\s+(hour|day|week|minute)\b|(一|半)(?:个)?\s?(小时|天|周|星期|分钟)", re.I
+)
+
+
+def _singular(unit: str) -> str:
+    u = unit.lower()
+    if u in _UNIT_SECONDS:
+        return u
+    return u[:-1] if u.endswith("s") and u[:-1] in _UNIT_SECONDS else u
+
+
+def _durations(text: str, numbers: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The same numbers, a number followed by a time unit read as seconds (span includes the unit),
+    plus unit phrases without a digit ("a day", "一天", "半小时")."""
+    out: list[tuple[int, int, str]] = []
+    for s, e, v in numbers:
+        m = _UNIT.match(text, e)
+        if m is None or v.endswith("%") or ":" in v:
+            out.append((s, e, v))
+            continue
+        unit = _singular(m.group(1))
+        secs = Decimal(v) * _UNIT_SECONDS[unit]
+        out.append((s, m.end(), _canon(secs, False) + "s"))
+    taken = [(s, e) for s, e, _ in out]
+    for m in _ONE_UNIT.finditer(text):
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        unit = _singular(m.group(1) or m.group(3))
+        half = m.group(2) == "半"
+        secs = Decimal(_UNIT_SECONDS[unit]) / (2 if half else 1)
+        out.append((m.start(), m.end(), _canon(secs, False) + "s"))
+    return sorted(out)
 
 
 def number_values(text: str) -> tuple[str, ...]:

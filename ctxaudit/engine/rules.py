@@ -35,13 +35,12 @@ text's id and suffixes a new text whose words collide ("always-use-ai-md-for-2")
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ctxaudit.engine.language.constraints import FORCE, ONE_OFF, STANDING, Clause, base_matcher, fold, parse
 from ctxaudit.engine.language.lexicon import Force
-from ctxaudit.engine.language.normalize import normalize
+from ctxaudit.engine.language.normalize import nfkc, normalize
 from ctxaudit.engine.types import Context, Rule, Severity
 
 MIN_LEN = 4
@@ -93,7 +92,7 @@ def rule_id_for(text: str) -> str:
     Deterministic: normalize() folds width, case, whitespace and punctuation first, so "禁止删除订单。"
     and "禁止 删除订单" share an id. Not unique by itself: see `unique_id`.
     """
-    folded = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("’", "")
+    folded = nfkc(text).casefold().replace("'", "").replace("’", "")
     head = folded.lstrip()
     cjk = _SLUG_CJK.match(head)
     if cjk is not None or (head and _SLUG_CJK.match(normalize(head)) is not None):

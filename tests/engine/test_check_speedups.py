@@ -125,3 +125,16 @@ def test_a_literal_trigger_finds_what_the_longest_first_alternation_finds() -> N
         text = "".join(rnd.choice("abc 授权.") for _ in range(rnd.randint(0, 300)))
         alternation = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
         assert literal_trigger(words).spans(text) == [m.span() for m in alternation.finditer(text)]
+
+
+def test_nfkc_equals_unicodedata_on_mixed_width_text() -> None:
+    import random
+    import unicodedata
+
+    from ctxaudit.engine.language.normalize import nfkc
+
+    rnd = random.Random(1)
+    pool = "aA，：（）！？\u3000。、…ＡＢｚ１２ｅ\u0301\u0308\u3038\uf900\u2f00漢字é ﬁ①㈱ｶﾞ"
+    for _ in range(5_000):
+        s = "".join(rnd.choice(pool) for _ in range(rnd.randint(0, 12)))
+        assert nfkc(s) == unicodedata.normalize("NFKC", s), repr(s)

@@ -15,10 +15,10 @@ letters ("contracts B and C") are kept: they name things.
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
 
 from ctxaudit.engine.language.clauses import STOPWORDS
+from ctxaudit.engine.language.normalize import nfkc
 
 _LATIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-./@']*[A-Za-z0-9]|[A-Za-z0-9]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
@@ -163,7 +163,7 @@ def _run_ops(run: str) -> _Ops:
 
 
 def _terms(text: str) -> dict[str, float]:
-    t = unicodedata.normalize("NFKC", text)
+    t = nfkc(text)
     out: dict[str, float] = {}
     for ops in (*map(_word_ops, _LATIN.findall(t)), *map(_run_ops, _CJK_RUN.findall(t))):
         for term, weight, keep in ops:

@@ -8,13 +8,13 @@ against all clauses), so a 200k-token context costs about as much as reading it.
 from __future__ import annotations
 
 import re
-import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import ahocorasick
 
+from ctxaudit.engine.language.normalize import nfkc
 from ctxaudit.engine.strategies import strategy_family
 from ctxaudit.engine.types import Context, Message
 
@@ -211,7 +211,7 @@ def clauses_of(content: str, message_index: int, role: str) -> Iterator[Clause]:
 def keys(text: str) -> set[str]:
     """Comparison keys: CJK character bigrams (weak function-word pairs dropped) and lowercase
     Latin words that are not stopwords. "我有管理员授权" → {"我有", "管理", "理员", "员授", "授权"}."""
-    t = unicodedata.normalize("NFKC", text).casefold()
+    t = nfkc(text).casefold()
     out: set[str] = set()
     for run in _CJK_RUN.findall(t):
         if len(run) == 1:

@@ -9,6 +9,21 @@ import unicodedata
 _PUNCT = re.compile(r"[\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2010-\u206f!-/:-@\[-`{-~]+")
 
 
+# Full-width ASCII and the ideographic space, mapped to what NFKC maps them to. Chinese text is
+# rarely NFKC-normal only because of its full-width commas and colons.
+_WIDE = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+
+def nfkc(text: str) -> str:
+    """unicodedata.normalize("NFKC", text), several times faster on Chinese text: a character
+    replaced by its own compatibility decomposition leaves NFKC unchanged, and what is then
+    already normal (the C quick check) needs no full normalisation."""
+    if unicodedata.is_normalized("NFKC", text):
+        return text
+    t = text.translate(_WIDE)
+    return t if unicodedata.is_normalized("NFKC", t) else unicodedata.normalize("NFKC", t)
+
+
 def normalize(text: str) -> str:
     """Fold width (NFKC), case, whitespace and punctuation: "禁止 删除，订单。" → "禁止删除订单"."""
-    return _PUNCT.sub("", unicodedata.normalize("NFKC", text).casefold())
+    return _PUNCT.sub("", nfkc(text).casefold())

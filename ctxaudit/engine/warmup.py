@@ -52,7 +52,16 @@ def warm_up() -> float:
 def clear_text_caches() -> None:
     """Forget the per-text memos the checks keep across events (sentence terms, fact families,
     rule tokens), so a benchmark measures what a new event costs, not a repeated one."""
-    from ctxaudit.engine.checks import claims, drift, terms
+    from ctxaudit.engine.checks import claims, drift, stale, statements, terms
 
-    for fn in (terms._cached_terms, terms._word_ops, terms._run_ops, claims.fact_families, drift._own_tokens):
+    for fn in (
+        terms._cached_terms,
+        terms._word_ops,
+        terms._run_ops,
+        stale._reads_as_report,
+        stale._asks_or_answers,
+        statements._statements_of_sentence,
+        claims.fact_families,
+        drift._own_tokens,
+    ):
         fn.cache_clear()

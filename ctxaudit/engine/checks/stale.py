@@ -32,6 +32,7 @@ import re
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ctxaudit.engine.analysis import Analysis
 from ctxaudit.engine.checks.grounding import SUMMARY_KINDS, is_harness_text
@@ -107,6 +108,22 @@ _MIN_WEIGHT = 2.0
 _COMMON = 200
 
 
+# Contexts repeat sentences (templates, re-sent boilerplate): what a sentence reads as is
+# decided once per process.
+@lru_cache(maxsize=16_384)
+def _reads_as_report(sentence: str) -> bool:
+    """A report that something was done: a completion word or a participle, not a plan or a question."""
+    if _QUESTION.search(sentence) or _PLAN.search(sentence):
+        return False
+    return bool(_COMPLETION.search(sentence) or _PARTICIPLE.search(sentence))
+
+
+@lru_cache(maxsize=16_384)
+def _asks_or_answers(sentence: str) -> bool:
+    """A question, or an answer to a questionnaire: not an instruction."""
+    return bool(_QUESTION.search(sentence) or _ANSWER.search(sentence))
+
+
 class _Sentences:
     """Sentences of one context's messages with their terms, computed once per message."""
 
@@ -129,12 +146,7 @@ class _Sentences:
         got = self._reports.get(i)
         if got is None:
             text = self.messages[i].content
-            reports = [
-                (s, e, st)
-                for s, e, st in self.of(i)
-                if not (_QUESTION.search(text[s:e]) or _PLAN.search(text[s:e]))
-                and (_COMPLETION.search(text[s:e]) or _PARTICIPLE.search(text[s:e]))
-            ]
+            reports = [(s, e, st) for s, e, st in self.of(i) if _reads_as_report(text[s:e])]
             got = self._reports[i] = (reports, {t for _, _, st in reports for t in st})
         return got
 
@@ -187,7 +199,7 @@ class _Instructions:
                 continue
             for s, e, t in self.user.of(i):
                 sent = m.content[s:e]
-                if sum(t.values()) < _MIN_WEIGHT or _QUESTION.search(sent) or _ANSWER.search(sent):
+                if sum(t.values()) < _MIN_WEIGHT or _asks_or_answers(sent):
                     continue
                 key = " ".join(sorted(t))
                 if key in seen:  # the same instruction again: one item (its first occurrence)

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import ahocorasick
 
@@ -416,6 +417,27 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
             yield _make(index, content, s, e, "check", "finding", s + m.start(), s + m.end())
 
 
+# A summary or a log repeats sentences (a template line per item): each sentence is read once
+# per process, at offset 0, and its statements are moved to where it stands.
+@lru_cache(maxsize=16_384)
+def _statements_of_sentence(sentence: str) -> tuple[Statement, ...]:
+    return tuple(_sentence_statements(0, sentence, 0, len(sentence)))
+
+
+def _shifted(found: tuple[Statement, ...], index: int, offset: int) -> list[Statement]:
+    return [
+        replace(
+            st,
+            message_index=index,
+            start=st.start + offset,
+            end=st.end + offset,
+            act_start=st.act_start + offset,
+            act_end=st.act_end + offset,
+        )
+        for st in found
+    ]
+
+
 def _lines(content: str) -> Iterator[tuple[int, int]]:
     pos = 0
     for line in content.split("\n"):
@@ -514,6 +536,6 @@ def statements_in(index: int, content: str) -> list[Statement]:
             continue
         if (s, e) in listed or any(a <= s and e <= b for a, b in covered):
             continue
-        out.extend(_sentence_statements(index, content, s, e))
+        out.extend(_shifted(_statements_of_sentence(content[s:e]), index, s))
     out.sort(key=lambda st: (st.start, st.act_start))
     return out

@@ -11,7 +11,11 @@ _PUNCT = re.compile(r"[\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2010-\u206f!-/
 
 # Full-width ASCII and the ideographic space, mapped to what NFKC maps them to. Chinese text is
 # rarely NFKC-normal only because of its full-width commas and colons.
-_WIDE = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+_WIDE = re.compile("[\uff01-\uff5e\u3000]")
+
+
+def _narrow(ch: str) -> str:
+    return " " if ch == "\u3000" else chr(ord(ch) - 0xFEE0)
 
 
 def nfkc(text: str) -> str:
@@ -20,7 +24,10 @@ def nfkc(text: str) -> str:
     already normal (the C quick check) needs no full normalisation."""
     if unicodedata.is_normalized("NFKC", text):
         return text
-    t = text.translate(_WIDE)
+    t = text
+    # str.replace per distinct character: a few C passes, where translate looks up every character
+    for ch in set(_WIDE.findall(text)):
+        t = t.replace(ch, _narrow(ch))
     return t if unicodedata.is_normalized("NFKC", t) else unicodedata.normalize("NFKC", t)
 
 

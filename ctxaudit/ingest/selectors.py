@@ -7,7 +7,8 @@ and a deep page made the database skip (OFFSET) every newer row. Here:
 - rows are fetched by keyset: "older than the last row shown" (`after=<cursor>`) or "newer than
   the first" (`before=<cursor>`), so page 2,000 costs what page 1 costs; a bare `?page=N` (an old
   link) still works through OFFSET;
-- finding counts are correlated subqueries, computed for the page's rows only;
+- finding counts are made for the page's rows only, from the findings ui.event_rows reads for
+  them anyway (a correlated subquery per row cost as much again as the rows);
 - the total is counted up to COUNT_CAP + 1 rows: "page 3 of 12" while it is small, "more than
   1,000 events" beyond (the oldest page is still one click: the same keyset, reversed).
 
@@ -21,25 +22,11 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q, QuerySet, Subquery
 
-from ctxaudit.audits.models import Finding
 from ctxaudit.ingest.models import Event
 
 COUNT_CAP = 1000
-SERIOUS = ("high", "critical")
-
-
-def _finding_count(**filters: Any) -> Coalesce:
-    sub = (
-        Finding.objects.filter(event=OuterRef("pk"), **filters)
-        .order_by()
-        .values("event")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Coalesce(Subquery(sub, output_field=IntegerField()), Value(0))
 
 
 def positive_int(raw: str, default: int | None = None, *, cap: int = 10**6) -> int | None:
@@ -111,14 +98,13 @@ def _link(query: dict[str, str], **extra: str | int) -> str:
 def event_page(qs: QuerySet[Event], *, params: dict[str, str], query: dict[str, str], size: int) -> EventPage:
     """The page of `qs` (already filtered and scoped) that `params` names: "after"/"before" (a
     cursor), "page" (a number, or "last"), with "n" carrying the page number along keyset links.
-    `query`: the filters, kept in every link. Rows are annotated n_findings and n_serious."""
+    `query`: the filters, kept in every link. The rows leave their contexts, rules, report and
+    metadata unread (deferred)."""
     ordered = qs.order_by("-occurred_at", "-id")
     count = ordered.order_by()[: COUNT_CAP + 1].count()
     capped = count > COUNT_CAP
     last_number = None if capped else max(1, -(-count // size))
-    rows_qs = ordered.annotate(
-        n_findings=_finding_count(), n_serious=_finding_count(severity__in=SERIOUS)
-    ).defer("before", "after", "report", "rules", "metadata")
+    rows_qs = ordered.defer("before", "after", "report", "rules", "metadata")
 
     number: int | None
     after = parse_cursor(params.get("after", ""))

@@ -20,12 +20,14 @@ from ctxaudit.core.params import db_int
 from ctxaudit.engine.checks.rule_findings import RULE_FINDING_KINDS
 from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
 from ctxaudit.engine.formats import context_from_json
-from ctxaudit.ingest.models import Event
+from ctxaudit.ingest.models import Event, Session
 from ctxaudit.ingest.selectors import COUNT_CAP, event_page, positive_int
 from ctxaudit.projects.access import event_for_user, events_for_user, projects_for_user
 from ctxaudit.projects.audit import log_content_access
+from ctxaudit.regression.selectors import checklist_progress
 from ctxaudit.ui.event_items import detail_highlights, finding_items, rule_items, token_table
-from ctxaudit.ui.event_rows import SEVERITIES, filter_by_findings, row_summaries
+from ctxaudit.ui.event_rows import SEVERITIES, filter_by_findings, filter_by_session, row_summaries
+from ctxaudit.ui.event_table import event_rows_html
 
 
 def htmx_login_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -64,8 +66,9 @@ def event_list(request: HttpRequest) -> HttpResponse:
             qs = qs.filter(project_id=project_pk)
         else:
             qs = qs.filter(project__name=f["project"])
-    if f["session"]:
-        qs = qs.filter(session__external_id__icontains=f["session"])
+    qs = filter_by_session(
+        qs, Session.objects.filter(project__in=projects_for_user(request.user)), f["session"]
+    )
     if f["verdict"] in ("pass", "fail", "no_rules"):
         qs = qs.filter(verdict=f["verdict"])
     elif f["verdict"] in ("pending", "error"):
@@ -76,11 +79,11 @@ def event_list(request: HttpRequest) -> HttpResponse:
     query = {k: v for k, v in f.items() if v}
     # Keyset pages with counts for their own rows only: constant queries, page 2,000 as fast as 1.
     page = event_page(qs, params=request.GET.dict(), query=query, size=PAGE_SIZE)
-    summaries = row_summaries(page.rows)
-    for e in page.rows:
-        e.summary = summaries[e.pk]  # type: ignore[attr-defined]
     ctx = {
         "page": page,
+        "rows_html": event_rows_html(
+            page.rows, row_summaries(page.rows), checklist_progress([e.pk for e in page.rows])
+        ),
         "count_cap": COUNT_CAP,
         "severities": SEVERITIES,
         "kinds": sorted({*KNOWN_KINDS, *([f["kind"]] if f["kind"] else [])}),

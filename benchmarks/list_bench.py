@@ -10,10 +10,19 @@ asks, through Django's test client, for:
   deep      `/?after=<row 50,000>`   a keyset page half-way down (what "older ›" links carry)
   offset    `/?page=1000`            the same depth by an old-style page number (OFFSET)
   filtered  `/?verdict=fail&severity=high`
+  kind      `/?kind=rule_weakened`
+  session   `/?session=<one session's id>` (a narrow session filter)
+  sessions* `/?session=bench` (a session filter every session matches)
+  session~  `/?session=bench-0-1` (1,111 of the 5,001 sessions, their events far down the list)
 and, interleaved with each request (same load), the reference: one keyset SQL query of that
 page's 50 rows, `WHERE project_id = … AND (occurred_at, id) < (…) ORDER BY occurred_at DESC,
-id DESC LIMIT 50`. Printed per page: p50/p95 of the whole request, of the page's SQL alone, the
-reference's p50, the ratios of medians, and the number of queries (constant: the same for all).
+id DESC LIMIT 50`. Then the session list (issue 13), `/sessions/`, its page 50 and `?q=` part of
+a session id, against the keyset query of 50 sessions by their latest event
+(`ORDER BY last_event_at DESC NULLS LAST, id DESC LIMIT 50`). Printed per page: p50/p95 of the whole request, of the page's SQL alone, the
+reference's p50/p95, the ratios (request p50 / reference p50, request p95 / reference p95, and
+the page's SQL p50 / reference p50), and the number of queries (the same for every page without a
+session filter; a session filter adds one, its matching sessions). Timings on a shared machine are
+noisy: the reference is measured in the same loop so that the ratios are comparable.
 """
 
 from __future__ import annotations
@@ -124,14 +133,37 @@ def main() -> None:
 
     ordered = Event.objects.filter(project_id=project_id).order_by("-occurred_at", "-id")
     total = ordered.count()
-    mid = ordered.only("id", "occurred_at")[total // 2]
+    mid = ordered.only("id", "occurred_at", "session__external_id").select_related("session")[total // 2]
     fail_first = None
     pages = {
         "first": ("/", None),
         "deep": (f"/?after={cursor_of(mid)}", mid),
         "offset": (f"/?page={total // 2 // 50}", None),
         "filtered": ("/?verdict=fail&severity=high", fail_first),
+        "kind": ("/?kind=rule_weakened", None),
+        "session": (f"/?session={mid.session.external_id}", None),
+        "sessions*": ("/?session=bench", None),
+        "session~": ("/?session=bench-0-1", None),
     }
+    session_pages = {
+        "/sessions/": "/sessions/",
+        "/sessions/ deep": "/sessions/?page=50",
+        "/sessions/ q": f"/sessions/?q={mid.session.external_id[:-1]}",
+    }
+    session_ref_sql = (
+        "SELECT id, external_id, project_id, last_event_at FROM ingest_session WHERE project_id = %s "
+        "ORDER BY last_event_at DESC NULLS LAST, id DESC LIMIT 50"
+    )
+
+    def session_reference(_row: object) -> float:
+        t0 = time.perf_counter()
+        with connection.cursor() as c:
+            c.execute(session_ref_sql, [project_id])
+            rows = c.fetchall()
+        dt = time.perf_counter() - t0
+        assert len(rows) == 50
+        return dt
+
     ref_sql = (
         "SELECT id, occurred_at, session_id, sequence, strategy, verdict, status, tokens_before, tokens_after "
         "FROM ingest_event WHERE project_id = %s AND (occurred_at, id) < (%s, %s) "
@@ -154,12 +186,14 @@ def main() -> None:
         f"{total:,} events in the project; database {connection.vendor}; {args.repeat} interleaved repeats; "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
-    for name, (url, row) in pages.items():
+    runs = [(name, url, reference, row) for name, (url, row) in pages.items()]
+    runs += [(name, url, session_reference, None) for name, url in session_pages.items()]
+    for name, url, ref_of, row in runs:
         client.get(url)  # warm
         req, sql, ref = [], [], []
         nq = set()
         for _ in range(args.repeat):
-            ref.append(reference(row))
+            ref.append(ref_of(row))
             with CaptureQueriesContext(connection) as q:
                 t0 = time.perf_counter()
                 r = client.get(url)
@@ -169,12 +203,14 @@ def main() -> None:
             nq.add(len(q.captured_queries))
         req.sort()
         sql.sort()
+        ref.sort()
         p95 = max(0, round(0.95 * len(req)) - 1)
         m_ref = statistics.median(ref)
         print(
-            f"{name:9s} request p50 {statistics.median(req) * 1000:6.1f} ms p95 {req[p95] * 1000:6.1f} ms | "
-            f"its SQL p50 {statistics.median(sql) * 1000:5.1f} ms p95 {sql[p95] * 1000:5.1f} ms | "
-            f"keyset reference p50 {m_ref * 1000:4.1f} ms | ratio request {statistics.median(req) / m_ref:5.1f}×, "
+            f"{name:15s} request p50 {statistics.median(req) * 1000:6.1f} ms p95 {req[p95] * 1000:6.1f} ms | "
+            f"its SQL p50 {statistics.median(sql) * 1000:5.1f} ms | "
+            f"keyset reference p50 {m_ref * 1000:4.2f} ms p95 {ref[p95] * 1000:4.2f} ms | "
+            f"ratio p50 {statistics.median(req) / m_ref:5.1f}×, p95 {req[p95] / ref[p95]:5.1f}×, "
             f"SQL {statistics.median(sql) / m_ref:4.1f}× | queries {sorted(nq)}"
         )
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")

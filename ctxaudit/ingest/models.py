@@ -17,9 +17,26 @@ class Session(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sessions")
     external_id = models.CharField(max_length=200)
     created_at = models.DateTimeField(default=timezone.now)
+    # The latest occurred_at of its events (None without events), written by ingest.services with
+    # each event: the session list is ordered by it and pages by its index (issue 13) instead of
+    # taking the Max over every event of every session before its LIMIT.
+    last_event_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "external_id"], name="session_unique")]
+        indexes = [
+            models.Index(
+                models.F("last_event_at").desc(nulls_last=True),
+                models.F("id").desc(),
+                name="session_list_order",
+            ),
+            models.Index(
+                "project",
+                models.F("last_event_at").desc(nulls_last=True),
+                models.F("id").desc(),
+                name="session_project_list_order",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.external_id

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from ctxaudit.engine.formats import ContextFormatError, context_to_json, parse_context
@@ -131,11 +133,12 @@ def event_ingest(
     try:
         with transaction.atomic():
             session, _ = Session.objects.get_or_create(project=project, external_id=spec.session_id)
+            occurred_at = spec.occurred_at or timezone.now()
             event = Event.objects.create(
                 project=project,
                 session=session,
                 sequence=spec.sequence,
-                occurred_at=spec.occurred_at or timezone.now(),
+                occurred_at=occurred_at,
                 strategy=spec.strategy,
                 model=spec.model or "",
                 format=spec.format,
@@ -148,6 +151,7 @@ def event_ingest(
                 idempotency_fingerprint=fingerprint,
             )
             _record_rules_in_force(session, event, rules)
+            session_mark_latest(session.pk, occurred_at)
             transaction.on_commit(lambda: event_enqueue_check(event.pk))
     except IntegrityError:
         # A concurrent retry with the same Idempotency-Key won the race: answer with its event.
@@ -157,6 +161,20 @@ def event_ingest(
                 return existing, False
         raise
     return event, True
+
+
+def session_mark_latest(session_pk: int, occurred_at: datetime) -> None:
+    """Session.last_event_at := occurred_at unless it is already as late (the session list's
+    order). One conditional UPDATE: a concurrent later event is never overwritten by an earlier one."""
+    Session.objects.filter(
+        Q(last_event_at__isnull=True) | Q(last_event_at__lt=occurred_at), pk=session_pk
+    ).update(last_event_at=occurred_at)
+
+
+def sessions_recount_latest(session_pks: Iterable[int]) -> None:
+    """Session.last_event_at recomputed from the events left (after some were deleted)."""
+    latest = Event.objects.filter(session=OuterRef("pk")).order_by("-occurred_at").values("occurred_at")[:1]
+    Session.objects.filter(pk__in=list(session_pks)).update(last_event_at=Subquery(latest))
 
 
 def _record_rules_in_force(session: Session, event: Event, rules: list[dict[str, Any]]) -> None:
@@ -301,6 +319,8 @@ def events_purge_expired(*, now: Any = None) -> dict[str, int]:
                 Event.objects.filter(pk__in=ids).delete()
                 empty = Session.objects.filter(pk__in=session_ids, events__isnull=True)
                 purged["sessions"] += empty.delete()[1].get("ingest.Session", 0)
+                # Purged by received_at: a session's latest occurred_at may have gone with them.
+                sessions_recount_latest(session_ids)
             purged["events"] += len(ids)
         # Calls kept from OTLP exports hold context text too.
         ConversationCall.objects.filter(project=project, received_at__lt=cutoff).delete()

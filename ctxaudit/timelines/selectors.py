@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Avg, Count, F, FloatField, Q, QuerySet
-from django.db.models.functions import Cast
+from django.core.paginator import Page, Paginator
+from django.db.models import Avg, Count, F, FloatField, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Cast, Coalesce
 
 from ctxaudit.audits.models import Finding, RuleOutcome
 from ctxaudit.ingest.models import Event, Session, SessionRule
@@ -20,6 +21,44 @@ from ctxaudit.timelines.decay import DecayRun, decay_runs
 
 DECAY_KIND = "rule_decay"
 RETAINED, WEAKENED, MISSING = "retained", "weakened", "missing"
+
+
+def _count_of(rows: QuerySet[Any], by: str) -> Coalesce:
+    """How many of `rows` (already filtered on OuterRef) there are, as a correlated subquery."""
+    sub = rows.order_by().values(by).annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(sub, output_field=IntegerField()), Value(0))
+
+
+def session_list_page(sessions: QuerySet[Session], number: str | int | None, per_page: int) -> Page[Session]:
+    """Page `number` (Paginator.get_page: bad or out-of-range numbers give the first or last) of
+    `sessions`, newest activity first (Session.last_event_at, sessions without events last, then
+    the newest session). Its rows are annotated compressions, failing (events with verdict fail),
+    decays (rule_decay findings of its events) and last_at (= last_event_at), project loaded.
+
+    Issue 13: the list joined every event and finding of every session, grouped and sorted them
+    before its LIMIT (1 s at 100,000 events). Now the page's ids come from an index
+    (session_list_order) in a subquery, and the counts are correlated subqueries evaluated for
+    those rows only: an OFFSET in the same query would evaluate them for every skipped row too.
+    Two queries: the count and the rows."""
+    ordered = sessions.order_by(F("last_event_at").desc(nulls_last=True), "-pk")
+    page = Paginator(ordered, per_page).get_page(number)
+    window = ordered.values("pk")[page.start_index() - 1 : page.end_index()] if page.paginator.count else None
+    events = Event.objects.filter(session=OuterRef("pk"))
+    rows = (
+        Session.objects.filter(pk__in=Subquery(window))
+        .select_related("project")
+        .annotate(
+            compressions=_count_of(events, "session"),
+            failing=_count_of(events.filter(verdict="fail"), "session"),
+            decays=_count_of(Finding.objects.filter(event__session=OuterRef("pk"), kind=DECAY_KIND), "kind"),
+            last_at=F("last_event_at"),
+        )
+        .order_by(F("last_event_at").desc(nulls_last=True), "-pk")
+        if window is not None
+        else Session.objects.none()
+    )
+    page.object_list = list(rows)
+    return page
 
 
 @dataclass(slots=True)

@@ -3,7 +3,7 @@ page anchors, and the token figures. Plain data for the templates (which escape 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ctxaudit.engine.diff import Highlight
@@ -95,14 +95,21 @@ def detail_highlights(report: dict[str, Any], findings: Iterable[Any]) -> list[H
     return out
 
 
+HrefOf = Callable[[str, Mapping[str, Any]], str]
+
+
 def rule_items(
-    report: dict[str, Any], shown: frozenset[str] | None = None, zones: Zones | None = None
+    report: dict[str, Any],
+    shown: frozenset[str] | None = None,
+    zones: Zones | None = None,
+    href: HrefOf | None = None,
 ) -> list[dict[str, Any]]:
     """Each rule of the report with the anchors of its evidence on each side, lost rules first.
 
     shown: anchors on the page (ContextDiff.anchors); a link to any other goes to the
     uncollapsed page (?full=1#anchor). zones: the contexts' zones (ContextDiff.zones): each
-    piece of evidence then says which zone its message sits in ("rule zone", "history", …)."""
+    piece of evidence then says which zone its message sits in ("rule zone", "history", …).
+    href(anchor, span), when given, makes the links instead (ui.event_pages: paged diffs)."""
     items = []
     for i, r in enumerate(report.get("rules") or []):
         spans = _spans(r.get("evidence"))
@@ -115,11 +122,11 @@ def rule_items(
                 "r": r,
                 "shown_state": shown_state(r),
                 "before": [
-                    {"span": s, "anchor": a, "href": _href(a, shown), "zone": _zone(zones, s)}
+                    {"span": s, "anchor": a, "href": _href(a, shown, s, href), "zone": _zone(zones, s)}
                     for s, a in before
                 ],
                 "after": [
-                    {"span": s, "anchor": a, "href": _href(a, shown), "zone": _zone(zones, s)}
+                    {"span": s, "anchor": a, "href": _href(a, shown, s, href), "zone": _zone(zones, s)}
                     for s, a in after
                 ],
                 "strength_pct": round(float(strength) * 100) if isinstance(strength, int | float) else None,
@@ -135,16 +142,23 @@ def _zone(zones: Zones | None, span: dict[str, Any]) -> str:
     return ZONE_LABELS.get(z, "") if z else ""
 
 
-def _href(anchor: str, shown: frozenset[str] | None) -> str:
+def _href(
+    anchor: str, shown: frozenset[str] | None, span: Mapping[str, Any], href: HrefOf | None = None
+) -> str:
+    if href is not None:
+        return href(anchor, span)
     return f"#{anchor}" if shown is None or anchor in shown else f"?full=1#{anchor}"
 
 
-def finding_items(findings: Iterable[Any], shown: frozenset[str] | None = None) -> list[dict[str, Any]]:
+def finding_items(
+    findings: Iterable[Any], shown: frozenset[str] | None = None, href: HrefOf | None = None
+) -> list[dict[str, Any]]:
+    """Each finding with its evidence spans and their links (as rule_items makes them)."""
     return [
         {
             "f": f,
             "evidence": [
-                {"span": s, "anchor": f"finding-{i}-{k}", "href": _href(f"finding-{i}-{k}", shown)}
+                {"span": s, "anchor": f"finding-{i}-{k}", "href": _href(f"finding-{i}-{k}", shown, s, href)}
                 for k, s in enumerate(_spans(f.evidence))
             ],
         }

@@ -21,11 +21,13 @@ from ctxaudit.engine.checks.rule_findings import RULE_FINDING_KINDS
 from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
 from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event, Session
-from ctxaudit.ingest.selectors import COUNT_CAP, event_page, positive_int
+from ctxaudit.ingest.selectors import COUNT_CAP, event_page
 from ctxaudit.projects.access import event_for_user, events_for_user, projects_for_user
 from ctxaudit.projects.audit import log_content_access
 from ctxaudit.regression.selectors import checklist_progress
 from ctxaudit.ui.event_items import detail_highlights, finding_items, rule_items, token_table
+from ctxaudit.ui.event_pages import FULL_ROWS_PER_PAGE as FULL_ROWS_PER_PAGE  # re-exported for tests
+from ctxaudit.ui.event_pages import diff_page
 from ctxaudit.ui.event_rows import SEVERITIES, filter_by_findings, filter_by_session, row_summaries
 from ctxaudit.ui.event_table import event_rows_html
 
@@ -108,14 +110,15 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     report = event.report or {}
     findings = list(event.findings.all())
     full = request.GET.get("full") == "1"
+    before, after = context_from_json(event.before).messages, context_from_json(event.after).messages
     diff = diff_contexts(
-        context_from_json(event.before).messages,
-        context_from_json(event.after).messages,
-        highlights=detail_highlights(report, findings),
-        limits=Limits(collapse=not full),
+        before, after, highlights=detail_highlights(report, findings), limits=Limits(collapse=not full)
     )
-    rules = rule_items(report, diff.anchors, diff.zones)
-    items = finding_items(findings, diff.anchors)
+    paged = diff_page(
+        request.GET.dict(), diff.rows, full=full, placed=diff.anchors, messages=len(before) + len(after)
+    )
+    rules = rule_items(report, diff.anchors, diff.zones, href=paged["href"])
+    items = finding_items(findings, diff.anchors, href=paged["href"])
     all_items = request.GET.get("all") == "1"
     ctx = {
         "event": event,
@@ -132,24 +135,9 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
         # The diff starts at what matters: where each lost, weakened or demoted rule was and went.
         "lost_rules": [it for it in rules if it["shown_state"] != "retained"][:LIST_CAP],
         "full": full,
-        **_full_page(request, diff.rows, full),
+        **paged,
     }
     return render(request, "ui/events/detail.html", ctx)
-
-
-FULL_ROWS_PER_PAGE = 200  # ?full=1 shows every row, a page of them at a time
-
-
-def _full_page(request: HttpRequest, rows: tuple[Any, ...], full: bool) -> dict[str, Any]:
-    """The rows to render: all of them collapsed, else page `?page=N` of FULL_ROWS_PER_PAGE
-    (issue 13: ?full=1 of a 100k-message event returned 45 MB of HTML after 47 s)."""
-    if not full:
-        return {"diff_rows": rows, "full_page": 1, "full_pages": 1}
-    pages = max(1, -(-len(rows) // FULL_ROWS_PER_PAGE))
-    raw = request.GET.get("page", "")
-    page = min(positive_int(raw, 1) or 1, pages)
-    start = (page - 1) * FULL_ROWS_PER_PAGE
-    return {"diff_rows": rows[start : start + FULL_ROWS_PER_PAGE], "full_page": page, "full_pages": pages}
 
 
 def _int(request: HttpRequest, name: str) -> int | None:

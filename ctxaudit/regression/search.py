@@ -182,26 +182,44 @@ def excerpt(segments: list[Segment], *, context: int = 160) -> list[Segment]:
     return out
 
 
+MAX_LISTED_MESSAGES = 20  # messages with a hit shown per rule; the rest are counted
+
+
 def search_context(messages: list[dict[str, Any]], terms: list[str]) -> dict[str, Any]:
     """Hits of `terms` in each message: {"terms", "found": [{"term", "count"}], "missing": [term],
-    "messages": [{"index", "role", "segments", "hits"}]} — only messages with a hit are listed,
-    and their long stretches without a hit are shortened (`excerpt`)."""
+    "messages": [{"index", "role", "segments", "hits"}], "more"} — only messages with a hit are
+    listed, the first MAX_LISTED_MESSAGES of them ("more": how many others have one; found
+    counts every message), and their long stretches without a hit are shortened (`excerpt`).
+    Issue 13: a rule's common words hit thousands of messages of a large event (1.7 MB of HTML)."""
     found = dict.fromkeys(terms, 0)
     listed = []
+    more = 0
+    searched = [t for t in terms if t]
+    # highlight()'s pattern, compiled once: only listed messages are cut into segments.
+    pattern = re.compile(
+        "|".join(re.escape(t) for t in sorted(searched, key=len, reverse=True)), re.IGNORECASE
+    )
+    folded = [(t, t.casefold()) for t in terms]
     for i, m in enumerate(messages):
         content = m.get("content") or ""
-        segments = highlight(content, terms)
-        hits = [s for s in segments if s.hit]
+        hits = [h.group(0).casefold() for h in pattern.finditer(content)] if searched else []
         if not hits:
             continue
-        for s in hits:
-            for t in terms:
-                if s.text.casefold() == t.casefold():
+        for h in hits:
+            for t, f in folded:
+                if h == f:
                     found[t] += 1
-        listed.append({"index": i, "role": m.get("role"), "segments": excerpt(segments), "hits": len(hits)})
+        if len(listed) < MAX_LISTED_MESSAGES:
+            segments = highlight(content, terms)
+            listed.append(
+                {"index": i, "role": m.get("role"), "segments": excerpt(segments), "hits": len(hits)}
+            )
+        else:
+            more += 1
     return {
         "terms": terms,
         "found": [{"term": t, "count": n} for t, n in found.items()],
         "missing": [t for t, n in found.items() if n == 0],
         "messages": listed,
+        "more": more,
     }

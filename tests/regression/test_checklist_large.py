@@ -56,3 +56,43 @@ def test_the_checklist_page_of_a_large_event_pages_its_line_diff(client, alice, 
     assert "+     changed 0" in body and last_line not in body
     body = client.get(f"/events/{ev.pk}/checklist/?diff_page=24").content.decode()
     assert "lines page 24 of 24" in body and last_line in body and "later lines ›" not in body
+
+
+def test_a_rule_search_lists_twenty_messages_and_counts_every_hit() -> None:
+    from ctxaudit.regression.search import MAX_LISTED_MESSAGES, search_context
+
+    after = [
+        {"role": "user", "content": f"Refund order {i}, refund it twice." if i % 2 else "nothing"}
+        for i in range(60)
+    ]
+    r = search_context(after, ["refund", "ledger"])
+    assert MAX_LISTED_MESSAGES == 20
+    assert [m["index"] for m in r["messages"]] == list(range(1, 41, 2))
+    assert r["more"] == 10  # 30 messages hit, 20 listed
+    assert r["found"] == [{"term": "refund", "count": 60}, {"term": "ledger", "count": 0}]
+    assert r["missing"] == ["ledger"]
+    assert r["messages"][0]["hits"] == 2
+    assert [(s.text, s.hit) for s in r["messages"][0]["segments"]][:2] == [
+        ("Refund", True),
+        (" order 1, ", False),
+    ]
+
+
+def test_the_checklist_of_an_event_with_thousands_of_hits_stays_small(client, alice, project) -> None:
+    before = [{"role": "system", "content": "Refunds above 500 EUR need a supervisor."}] + [
+        {"role": "user", "content": f"refund request {i} for a supervisor"} for i in range(3000)
+    ]
+    session = Session.objects.create(project=project, external_id="hits")
+    ev = Event.objects.create(
+        project=project,
+        session=session,
+        before=before,
+        after=before,
+        rules=[{"id": "R1", "text": "Refunds above 500 EUR need a supervisor."}],
+        status="checked",
+        verdict="pass",
+    )
+    client.login(username="alice", password=PASSWORD)
+    body = client.get(f"/events/{ev.pk}/checklist/").content.decode()
+    assert "… and 2981 more messages with a hit, not listed." in body  # 3,001 hit, 20 listed
+    assert len(body) < 300_000

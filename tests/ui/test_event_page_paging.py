@@ -41,7 +41,9 @@ def _retained(i: int, message_index: int, text: str) -> dict:
 def _alternating(n: int) -> tuple[list[dict], list[dict]]:
     """n messages, every even one rewritten after: nothing folds, one row per message."""
     before = [{"role": "user", "content": f"message number {i}"} for i in range(n)]
-    after = [{"role": "user", "content": f"message number {i}" if i % 2 else f"other text {i}"} for i in range(n)]
+    after = [
+        {"role": "user", "content": f"message number {i}" if i % 2 else f"other text {i}"} for i in range(n)
+    ]
     return before, after
 
 

@@ -192,7 +192,7 @@ def search_context(messages: list[dict[str, Any]], terms: list[str]) -> dict[str
     counts every message), and their long stretches without a hit are shortened (`excerpt`).
     Issue 13: a rule's common words hit thousands of messages of a large event (1.7 MB of HTML)."""
     found = dict.fromkeys(terms, 0)
-    listed = []
+    listed: list[dict[str, Any]] = []
     more = 0
     searched = [t for t in terms if t]
     # highlight()'s pattern, compiled once: only listed messages are cut into segments.

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from ctxaudit.alerts.titles import kind_label
@@ -75,11 +76,13 @@ def filter_by_session(qs: QuerySet[Event], sessions: QuerySet[Session], text: st
     condition, as before."""
     if not text:
         return qs
+    # SQLite takes a bounded number of query parameters (Django assumes 999).
+    listed = min(SESSION_IDS_LISTED, connection.features.max_query_params or SESSION_IDS_LISTED)
     matching = sessions.filter(external_id__icontains=text).order_by()
-    ids = list(matching.values_list("pk", flat=True)[: SESSION_IDS_LISTED + 1])
+    ids = list(matching.values_list("pk", flat=True)[: listed + 1])
     if not ids:
         return qs.none()
-    if len(ids) <= SESSION_IDS_LISTED:
+    if len(ids) <= listed:
         return qs.filter(session_id__in=ids)
     return qs.filter(session__external_id__icontains=text)
 

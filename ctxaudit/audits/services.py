@@ -120,6 +120,7 @@ def event_check(*, event_id: int) -> Event | None:
             )
             for r in report.rules
         )
+        report_dict = report.to_dict()
         Finding.objects.bulk_create(
             Finding(
                 event_id=event_id,
@@ -127,13 +128,13 @@ def event_check(*, event_id: int) -> Event | None:
                 severity=f.severity.value,
                 rule_id=f.rule_id,
                 message=f.message,
-                evidence=[s.to_dict() for s in f.evidence],
+                evidence=d["evidence"],  # the spans as the report holds them, not converted again
             )
-            for f in report.findings
+            for f, d in zip(report.findings, report_dict["findings"], strict=True)
         )
         event.status = Event.Status.CHECKED
         event.verdict = report.verdict
-        event.report = report.to_dict()
+        event.report = report_dict
         event.tokens_before = report.tokens.before if report.tokens else None
         event.tokens_after = report.tokens.after if report.tokens else None
         event.engine_version = report.engine_version

@@ -122,7 +122,8 @@ def session_decay_sync(*, event_id: int) -> list[int]:
             )
             for (ev_id, rule_id), e in new.items()
         )
-        for event in Event.objects.select_for_update().filter(pk__in=changed):
+        # Not the contexts: they are the bulk of each row and only the report changes.
+        for event in Event.objects.select_for_update().filter(pk__in=changed).defer("before", "after"):
             _event_report_sync(event, [e for (ev_id, _), e in wanted.items() if ev_id == event.pk])
     logger.info("decay findings changed on events %s (session %s)", sorted(changed), session_id)
     return sorted(changed)

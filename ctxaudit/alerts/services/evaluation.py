@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models import Q
 
 from ctxaudit.alerts import kinds
@@ -35,17 +36,6 @@ def _rules_of(event: Event) -> dict[str, tuple[str, str]]:
     }
     rules.update({r["id"]: (r.get("severity", "high"), r.get("text", "")) for r in event.rules if "id" in r})
     return rules
-
-
-def _checked_text(event: Event, rule_id: str) -> str:
-    """The rule text the engine checked (rules it extracted from the context have no declared text)."""
-    return (
-        RuleOutcome.objects.filter(event=event, rule_id=rule_id)
-        .exclude(text="")
-        .values_list("text", flat=True)
-        .first()
-        or ""
-    )
 
 
 def _order_key(sequence: int | None, occurred_at: datetime, pk: int) -> tuple[int, datetime, int]:
@@ -106,7 +96,13 @@ def alerts_for_event(event_id: int) -> list[Alert]:
     measured too: they change only when their window's share changes level.
     Returns the alerts the event newly fed, raised or escalated.
     """
-    event = Event.objects.select_related("project", "session").filter(pk=event_id).first()
+    # The contexts are the bulk of the row and no alert reads them.
+    event = (
+        Event.objects.select_related("project", "session")
+        .defer("before", "after")
+        .filter(pk=event_id)
+        .first()
+    )
     if event is None or event.status != Event.Status.CHECKED:
         return []
     AlertEvaluation.objects.get_or_create(event=event)
@@ -148,26 +144,53 @@ def _finding_alerts(event: Event, policy: AlertPolicy) -> list[Alert]:
             continue
         for f, sev in qualifying:
             groups[(f.rule_id or "", kind)].append((f, sev))
-    fed = []
+    if not groups:
+        return []
+    checked_texts = None
+    raises = []
     for (rule_id, kind), items in groups.items():
         severity = kinds.max_severity(*(s for _, s in items))
-        rule_text = (rules.get(rule_id, ("", ""))[1] or _checked_text(event, rule_id)) if rule_id else ""
-        alert = alert_raise(
-            project=event.project,
-            event=event,
-            kind=kind,
-            rule_id=rule_id,
-            severity=severity,
-            message=items[0][0].message,
-            rule_text=rule_text,
-            title=alert_title(kind=kind, rule_id=rule_id, rule_text=rule_text, evidence=items[0][0].evidence),
+        rule_text = rules.get(rule_id, ("", ""))[1] if rule_id else ""
+        if rule_id and not rule_text:
+            if checked_texts is None:
+                checked_texts = _checked_texts(event)
+            rule_text = checked_texts.get(rule_id, "")
+        raises.append(
+            _Raise(
+                kind=kind,
+                rule_id=rule_id,
+                severity=severity,
+                message=items[0][0].message,
+                rule_text=rule_text,
+                title=alert_title(
+                    kind=kind, rule_id=rule_id, rule_text=rule_text, evidence=items[0][0].evidence
+                ),
+            )
         )
-        if alert is not None:
-            fed.append(alert)
-    return fed
+    return [a for a in _alerts_raise(project=event.project, event=event, raises=raises) if a is not None]
 
 
-@transaction.atomic
+def _checked_texts(event: Event) -> dict[str, str]:
+    """{rule_id: the rule text the engine checked} (the first non-empty outcome text per rule),
+    for rules extracted from the context, which have no declared text; one query per event."""
+    out: dict[str, str] = {}
+    for rule_id, text in (
+        RuleOutcome.objects.filter(event=event).exclude(text="").order_by("pk").values_list("rule_id", "text")
+    ):
+        out.setdefault(rule_id, text)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Raise:
+    kind: str
+    rule_id: str
+    severity: str
+    message: str
+    rule_text: str = ""
+    title: str = ""
+
+
 def alert_raise(
     *,
     project: Project,
@@ -186,63 +209,145 @@ def alert_raise(
     Returns the alert, or None when the event was already linked (nothing changed).
     A resolved alert that fires again is reopened and marked as a regression.
     """
+    raise_ = _Raise(
+        kind=kind, rule_id=rule_id, severity=severity, message=message, rule_text=rule_text, title=title
+    )
+    return _alerts_raise(project=project, event=event, raises=[raise_])[0]
+
+
+_ALERT_UPDATE_FIELDS = (
+    "count",
+    "session_count",
+    "first_seen",
+    "last_seen",
+    "severity",
+    "rule_text",
+    "title",
+    "status",
+    "is_regression",
+    "resolved_at",
+)
+
+
+@transaction.atomic
+def _alerts_raise(*, project: Project, event: Event, raises: list[_Raise]) -> list[Alert | None]:
+    """alert_raise for each of `raises` (distinct fingerprints), with a fixed number of queries
+    whatever their number once the alerts exist (an event of a 50-rule check feeds ~35: issue 13).
+    Returns, per raise, the alert or None when the event was already linked to it."""
     seen = event.occurred_at
-    title = title or alert_title(kind=kind, rule_id=rule_id, rule_text=rule_text)
-    try:
-        with transaction.atomic():
-            _, created = Alert.objects.get_or_create(
-                project=project,
-                rule_id=rule_id,
-                kind=kind,
-                defaults={
-                    "title": title,
-                    "severity": severity,
-                    "first_seen": seen,
-                    "last_seen": seen,
-                    "rule_text": rule_text,
-                },
-            )
-    except IntegrityError:  # a concurrent evaluation created it first
-        created = False
-    alert = Alert.objects.select_for_update().get(project=project, rule_id=rule_id, kind=kind)
-    _, linked = AlertEvent.objects.get_or_create(
-        alert=alert, event=event, defaults={"severity": severity, "message": message}
-    )
-    if not linked:
-        return None
-    # Cumulative counts, not a recount of the links: the retention purge deletes old events (and
-    # their AlertEvent rows), and the alert must keep its summary (issue 7).
-    alert.count += 1
-    if (
-        not AlertEvent.objects.filter(alert=alert, event__session_id=event.session_id)
-        .exclude(event=event)
-        .exists()
-    ):
-        alert.session_count += 1
-    alert.first_seen = min(alert.first_seen, seen)
-    alert.last_seen = max(alert.last_seen, seen)
-    alert.severity = kinds.max_severity(alert.severity, severity)
-    if rule_text:
-        alert.rule_text = rule_text
-    # An alert raised before titles were readable gets the new one; a rule text seen earlier stays in it.
-    alert.title = (
-        title
-        if rule_text or not alert.rule_text
-        else alert_title(kind=kind, rule_id=rule_id, rule_text=alert.rule_text)
-    )
-    reason = None
-    if created:
-        reason = "opened"
-        AlertActivity.objects.create(alert=alert, kind=AlertActivity.Kind.OPENED, event=event)
-    elif alert.status == Alert.Status.RESOLVED:
-        reason = "regression"
-        alert.status = Alert.Status.OPEN
-        alert.is_regression = True
-        alert.resolved_at = None
-        AlertActivity.objects.create(
-            alert=alert, kind=AlertActivity.Kind.REGRESSION, event=event, text="a resolved alert fired again"
+    wanted = {(r.rule_id, r.kind) for r in raises}
+    # A superset (every pairing of these rule ids and kinds), narrowed here: one plain query.
+    pks = {
+        (rule_id, kind): pk
+        for pk, rule_id, kind in Alert.objects.filter(
+            project=project, rule_id__in={r for r, _ in wanted}, kind__in={k for _, k in wanted}
+        ).values_list("pk", "rule_id", "kind")
+        if (rule_id, kind) in wanted
+    }
+    created: set[tuple[str, str]] = set()
+    for r in raises:
+        if (r.rule_id, r.kind) in pks:
+            continue
+        title = r.title or alert_title(kind=r.kind, rule_id=r.rule_id, rule_text=r.rule_text)
+        try:
+            with transaction.atomic():
+                alert, made = Alert.objects.get_or_create(
+                    project=project,
+                    rule_id=r.rule_id,
+                    kind=r.kind,
+                    defaults={
+                        "title": title,
+                        "severity": r.severity,
+                        "first_seen": seen,
+                        "last_seen": seen,
+                        "rule_text": r.rule_text,
+                    },
+                )
+        except IntegrityError:  # a concurrent evaluation created it first
+            alert, made = Alert.objects.get(project=project, rule_id=r.rule_id, kind=r.kind), False
+        pks[(r.rule_id, r.kind)] = alert.pk
+        if made:
+            created.add((r.rule_id, r.kind))
+    # Locked in id order, so two evaluations feeding the same alerts cannot deadlock.
+    alerts = {
+        (a.rule_id, a.kind): a
+        for a in Alert.objects.select_for_update().filter(pk__in=list(pks.values())).order_by("pk")
+    }
+    linked = set(
+        AlertEvent.objects.filter(alert__in=list(alerts.values()), event=event).values_list(
+            "alert_id", flat=True
         )
-    alert.save()
-    if reason and not alert.is_muted:
+    )
+    todo = [(r, alerts[(r.rule_id, r.kind)]) for r in raises if alerts[(r.rule_id, r.kind)].pk not in linked]
+    if not todo:
+        return [None] * len(raises)
+    AlertEvent.objects.bulk_create(
+        [AlertEvent(alert=alert, event=event, severity=r.severity, message=r.message) for r, alert in todo]
+    )
+    # Alerts this session fed before: their session count stays.
+    in_session = set(
+        AlertEvent.objects.filter(alert__in=[a for _, a in todo], event__session_id=event.session_id)
+        .exclude(event=event)
+        .values_list("alert_id", flat=True)
+    )
+    activities = []
+    notify = []
+    for r, alert in todo:
+        # Cumulative counts, not a recount of the links: the retention purge deletes old events
+        # (and their AlertEvent rows), and the alert must keep its summary (issue 7).
+        alert.count += 1
+        if alert.pk not in in_session:
+            alert.session_count += 1
+        alert.first_seen = min(alert.first_seen, seen)
+        alert.last_seen = max(alert.last_seen, seen)
+        alert.severity = kinds.max_severity(alert.severity, r.severity)
+        if r.rule_text:
+            alert.rule_text = r.rule_text
+        title = r.title or alert_title(kind=r.kind, rule_id=r.rule_id, rule_text=r.rule_text)
+        # An alert raised before titles were readable gets the new one; a rule text seen earlier stays in it.
+        alert.title = (
+            title
+            if r.rule_text or not alert.rule_text
+            else alert_title(kind=r.kind, rule_id=r.rule_id, rule_text=alert.rule_text)
+        )
+        reason = None
+        if (r.rule_id, r.kind) in created:
+            reason = "opened"
+            activities.append(AlertActivity(alert=alert, kind=AlertActivity.Kind.OPENED, event=event))
+        elif alert.status == Alert.Status.RESOLVED:
+            reason = "regression"
+            alert.status = Alert.Status.OPEN
+            alert.is_regression = True
+            alert.resolved_at = None
+            activities.append(
+                AlertActivity(
+                    alert=alert,
+                    kind=AlertActivity.Kind.REGRESSION,
+                    event=event,
+                    text="a resolved alert fired again",
+                )
+            )
+        if reason and not alert.is_muted:
+            notify.append((alert, reason))
+    AlertActivity.objects.bulk_create(activities)
+    _save_fields([a for _, a in todo], _ALERT_UPDATE_FIELDS)
+    for alert, reason in notify:
         deliveries_create(alert=alert, event=event, reason=reason)
-    return alert
+    fed = {alert.pk for _, alert in todo}
+    return [alerts[(r.rule_id, r.kind)] if alerts[(r.rule_id, r.kind)].pk in fed else None for r in raises]
+
+
+def _save_fields(alerts: list[Alert], fields: tuple[str, ...]) -> None:
+    """UPDATE `fields` of each alert, one statement run for all of them (executemany).
+    Django's bulk_update builds a CASE per field and row, which cost more than the rest of the
+    evaluation for ~35 alerts; each value is prepared for the database as save() prepares it."""
+    db = router.db_for_write(Alert)
+    conn = connections[db]
+    qn = conn.ops.quote_name
+    cols = [f for f in Alert._meta.concrete_fields if f.name in fields]
+    # Only quoted model metadata is formatted in; every value is a parameter.
+    sets = ", ".join(f"{qn(str(f.column))} = %s" for f in cols)
+    sql = f"UPDATE {qn(Alert._meta.db_table)} SET {sets} WHERE {qn(str(Alert._meta.pk.column))} = %s"  # noqa: S608
+    rows = [[f.get_db_prep_save(getattr(a, f.attname), conn) for f in cols] + [a.pk] for a in alerts]
+    with conn.cursor() as cursor:
+        cursor.executemany(sql, rows)

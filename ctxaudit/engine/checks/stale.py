@@ -18,8 +18,15 @@ An instruction (a user message of the before-context, sentence by sentence) is *
   copy, or a short user message covering ``LIVE`` (0.8) of it) with no assistant message after it
   that reports it done;
 - MEDIUM when text the compressor wrote lists it as pending: a sentence under "Pending:",
-  "Next:", "TODO", "Remaining:", "待办", "下一步", "未完成" (for a phase instruction also
-  "Constraints:", "约束") that covers ``DONE`` of it.
+  "Next:", "TODO", "Remaining:", "待办", "下一步", "未完成" — at a line's start, after a summary
+  marker or label ("【历史摘要】待办：…", "Summary: pending - …") or after another sentence of the
+  line — or an item of a JSON summary's pending list ("pending_items", "next_steps"), that covers
+  ``DONE`` of it; for a phase instruction also under "Constraints:"/"约束", or restated as still
+  waiting ("… - waiting for approval", "等待批准").
+
+An instruction is what the sentence asks to be done: a consent or acknowledgement in the same
+sentence ("…, I agree", "you have my OK", "名单我看过了，发吧") is not part of it, and a sentence
+that is only one ("go ahead.") is no instruction.
 
 Only the user messages the after-context echoes are examined, so the cost is bounded by the
 after-context, not by the session's length. Known misses: completion reported only by a tool
@@ -28,6 +35,7 @@ after-context, not by the session's length. Known misses: completion reported on
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from collections.abc import Collection
@@ -37,7 +45,7 @@ from functools import lru_cache
 from ctxaudit.engine.analysis import Analysis
 from ctxaudit.engine.checks.grounding import SUMMARY_KINDS, is_harness_text
 from ctxaudit.engine.checks.terms import coverage, terms
-from ctxaudit.engine.language.clauses import has_cjk, sentences
+from ctxaudit.engine.language.clauses import has_cjk, literal_trigger, lowered, sentences
 from ctxaudit.engine.types import Finding, Message, Severity, Span
 
 DONE = 0.6
@@ -124,6 +132,41 @@ def _asks_or_answers(sentence: str) -> bool:
     return bool(_QUESTION.search(sentence) or _ANSWER.search(sentence))
 
 
+# A consent or an acknowledgement inside an instruction ("…, I agree", "you have my OK",
+# "名单我看过了，发吧") says the user allows the task; it is not part of what is to be done, and
+# the report that the task is done never repeats it.
+_ACK_CLAUSE = re.compile(
+    r"(?:yes|ok(?:ay)?|sure|fine|approved?|agreed|i agree|i approve|confirmed|go ahead|go for it|do it|proceed"
+    r"|sounds good|looks good|lgtm|you have my (?:ok|okay|approval|permission|go-ahead|consent|blessing)"
+    r"|with my (?:ok|okay|approval|permission)|(?:that'?s |it'?s )?(?:fine|ok(?:ay)?) (?:with|by) me"
+    r"|i(?:'ve| have) (?:seen|checked|reviewed|looked at) (?:it|them|this|that|the \w+)"
+    r"|(?:我|我们)?(?:已经?|都)?(?:同意|批准|确认|授权)(?:了)?|可以(?:的)?|好(?:的)?|行|没问题|就这样|照做"
+    r"|(?:那就?)?(?:发|做|去|开始|执行|搞|弄)吧"
+    r"|\S{0,8}(?:已经?|都)?(?:看过|检查过|确认过|核对过|审核过|审过)(?:了)?)",
+    re.I,
+)
+_CLAUSE_SPLIT = re.compile(r"[，,；;]\s*")
+
+
+@lru_cache(maxsize=16_384)
+def _task_clauses(sentence: str) -> str | None:
+    """The sentence without its consent/acknowledgement clauses; None when nothing was removed,
+    "" when the whole sentence is one (an answer, not a task)."""
+    parts = _CLAUSE_SPLIT.split(sentence.strip().rstrip("。.!！"))
+    kept = [p for p in parts if p.strip() and not _ACK_CLAUSE.fullmatch(p.strip(" \t.。!！"))]
+    if len(kept) == len([p for p in parts if p.strip()]):
+        return None
+    return "，".join(kept)
+
+
+def _task_terms(sentence: str, found: dict[str, float]) -> dict[str, float]:
+    """The terms of what an instruction sentence asks to be done (see _ACK_CLAUSE)."""
+    task = _task_clauses(sentence)
+    if task is None:
+        return found
+    return terms(task) if task else {}
+
+
 class _Sentences:
     """Sentences of one context's messages with their terms, computed once per message."""
 
@@ -199,7 +242,10 @@ class _Instructions:
                 continue
             for s, e, t in self.user.of(i):
                 sent = m.content[s:e]
-                if sum(t.values()) < _MIN_WEIGHT or _asks_or_answers(sent):
+                if _asks_or_answers(sent):
+                    continue
+                t = _task_terms(sent, t)
+                if sum(t.values()) < _MIN_WEIGHT:
                     continue
                 key = " ".join(sorted(t))
                 if key in seen:  # the same instruction again: one item (its first occurrence)
@@ -351,8 +397,74 @@ def check_stale_instructions(a: Analysis) -> list[Finding]:
     return out
 
 
+# A summary marker or label before what a line lists: "【历史摘要】待办：…", "Summary: pending - …".
+_LEAD = re.compile(
+    r"^\s*(?:(?:【[^】\n]{0,20}】|\[[^\]\n]{0,30}\])\s*"
+    r"|(?:\*\*)?(?:summary|recap|history summary|context summary|摘要|总结|历史摘要|小结)(?:\*\*)?\s*(?:[:：]|\s[-–—]\s)\s*)+",
+    re.I,
+)
+# Another label inside a line ("In progress:", "Plan:", "已完成：") ends what a pending label began.
+_LABEL = re.compile(
+    r"^\s*(?:\*\*)?(?:[^\s:：,，。.]{1,12}|[A-Za-z][A-Za-z ]{1,24})(?:\*\*)?\s*(?:[:：]|\s[-–—]\s)"
+)
+_ENUMERATOR = re.compile(r"^\s*(?:\d{1,2}[).、]|[（(]\d{1,2}[)）])\s*")
+# A phase restated as still waiting ("…until the user approves the plan - waiting for approval").
+_WAITING = re.compile(
+    r"\b(?:waiting (?:for|on)|awaiting|pending (?:approval|sign-?off|review|confirmation)|"
+    r"still needs? (?:approval|sign-?off|confirmation))\b|等待(?:批准|审批|确认|同意|通过)|待(?:批准|审批|确认)|尚未(?:批准|同意|确认)",
+    re.I,
+)
+_PENDING_KEY = re.compile(
+    r"pending|todo|to_do|next|remaining|open_(?:tasks|items)|outstanding|in_progress|待办|下一步|未完成|待处理|进行中|后续",
+    re.I,
+)
+
+
+# Every word one of the labels and cues above needs (lowercase): a message with none lists nothing.
+_LIST_WORDS = literal_trigger(
+    [
+        *(
+            "pending",
+            "next",
+            "remaining",
+            "todo",
+            "to do",
+            "to-do",
+            "to_do",
+            "open",
+            "in progress",
+            "in_progress",
+        ),
+        *("still", "outstanding", "constraint", "rule", "waiting", "awaiting", "need"),
+        *(
+            "待办",
+            "下一步",
+            "未完成",
+            "待",
+            "进行中",
+            "接下来",
+            "剩余",
+            "后续",
+            "约束",
+            "规则",
+            "注意",
+            "等待",
+            "尚未",
+        ),
+    ]
+)
+
+
 def _pending_sentences(content: str) -> list[tuple[int, int, bool]]:
-    """(start, end, under_constraint_heading) of sentences listed as pending or as constraints."""
+    """(start, end, constraint) of what the text lists as pending (under "Pending:", "Next:",
+    "TODO", "待办：" …, at a line's start, after a summary marker or label, or after another
+    sentence of the line; the items of a JSON summary's pending lists), and, with constraint
+    True, what it lists as constraints or restates as still waiting for an approval."""
+    if not _LIST_WORDS.found(lowered(content)):
+        return []  # no label or cue below can match: most messages of a long context
+    listed = _json_pending(content)
+    if listed is not None:
+        return listed
     out: list[tuple[int, int, bool]] = []
     section: str | None = None
     pos = 0
@@ -361,21 +473,59 @@ def _pending_sentences(content: str) -> list[tuple[int, int, bool]]:
         pos = le + 1
         if not line.strip():
             continue
-        head = _PENDING_HEAD.match(line)
-        cons = _CONSTRAINT_HEAD.match(line)
-        if head or cons:
-            section = "pending" if head else "constraint"
-            rest_start = ls + (head or cons).end()  # type: ignore[union-attr]
-            if content[rest_start:le].strip():
-                for s, e in sentences(content[rest_start:le]):
-                    out.append((rest_start + s, rest_start + e, section == "constraint"))
-            continue
-        if _HEADING_LINE.match(line):
+        lead = _LEAD.match(line)
+        start = ls + (lead.end() if lead else 0)
+        body = content[start:le]
+        if not (_PENDING_HEAD.match(body) or _CONSTRAINT_HEAD.match(body)) and _HEADING_LINE.match(body):
             section = None
             continue
-        if section:
-            for s, e in sentences(line):
-                out.append((ls + s, ls + e, section == "constraint"))
+        for s, e in sentences(body):
+            seg_s, seg_e = start + s, start + e
+            seg = content[seg_s:seg_e]
+            head = _PENDING_HEAD.match(seg) or _CONSTRAINT_HEAD.match(seg)
+            if head:
+                section = "pending" if _PENDING_HEAD.match(seg) else "constraint"
+                seg_s += head.end()
+            elif _LABEL.match(seg) and not _ENUMERATOR.match(seg):
+                section = None
+            if section is None:
+                if _WAITING.search(seg):
+                    out.append((seg_s, seg_e, True))
+                continue
+            enum = _ENUMERATOR.match(content, seg_s, seg_e)
+            if enum:
+                seg_s = enum.end()
+            if content[seg_s:seg_e].strip(" \t-–—*•·:："):
+                out.append((seg_s, seg_e, section == "constraint"))
+    return out
+
+
+def _json_pending(content: str) -> list[tuple[int, int, bool]] | None:
+    """The items of a JSON summary's pending lists ("pending_items": […], "next_steps": […]) with
+    their spans in `content`; None when the text is not a JSON object."""
+    text = content.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    out: list[tuple[int, int, bool]] = []
+    for key, items in value.items():
+        if not isinstance(key, str) or not _PENDING_KEY.search(key):
+            continue
+        for item in items if isinstance(items, list) else [items]:
+            if not isinstance(item, str) or not item.strip():
+                continue
+            quoted = json.dumps(item, ensure_ascii=False)[1:-1]
+            at = content.find(quoted)
+            if at < 0:
+                quoted = json.dumps(item)[1:-1]
+                at = content.find(quoted)
+            if at >= 0:
+                out.append((at, at + len(quoted), False))
     return out
 
 

@@ -352,6 +352,10 @@ class LiteralTrigger:
             auto.make_automaton()
             self._auto = auto
 
+    def found(self, low: str) -> bool:
+        """Whether any of the literals occurs in `low`."""
+        return self._auto is not None and next(self._auto.iter(low), None) is not None
+
     def spans(self, low: str) -> list[tuple[int, int]]:
         """(start, end) of each hit in `low`, in text order."""
         if self._auto is None:

@@ -1,0 +1,98 @@
+"""Stale instructions listed the ways summaries list them (issue 12 §5): a pending label after a
+summary marker or inside a line, a JSON summary's pending list, a phase restated as still
+waiting, and an instruction that carries the user's consent in the same sentence."""
+
+from __future__ import annotations
+
+import json
+
+from ctxaudit.engine.runner import run_checks
+from ctxaudit.engine.types import Context, ContextPair, Message, Rule
+
+RULES = (Rule("R1", "Never print secrets in the chat."),)
+
+
+def _stale(before: list[Message], after_summary: str, *extra: Message) -> list[tuple[str, bool]]:
+    pair = ContextPair(
+        Context((Message("system", "You are the ops agent."), *before)),
+        Context((Message("system", "You are the ops agent."), Message("user", after_summary, kind="summary"), *extra)),
+        RULES,
+    )
+    return [
+        (f.severity.value, bool(f.data.get("live")))
+        for f in run_checks(pair).findings
+        if f.kind == "stale_instruction"
+    ]
+
+
+ROTATED = [
+    Message("user", "Rotate the API key for the billing service."),
+    Message("assistant", "Done: rotated the API key for the billing service and updated the vault entry."),
+    Message("user", "Thanks. Next, update the on-call runbook."),
+]
+
+
+def test_a_done_task_listed_after_a_summary_label_and_a_dash_is_stale() -> None:
+    summary = "Summary: pending - rotate the API key for the billing service. In progress: update the on-call runbook."
+    assert _stale(ROTATED, summary) == [("medium", False)]
+
+
+def test_a_done_task_in_a_json_summary_pending_list_is_stale() -> None:
+    summary = json.dumps(
+        {"pending_items": ["Rotate the API key for the billing service", "Update the on-call runbook"]}
+    )
+    assert _stale(ROTATED, summary) == [("medium", False)]
+
+
+def test_an_open_task_listed_as_pending_is_not_stale() -> None:
+    before = [
+        Message("user", "Rotate the API key for the billing service, then update the on-call runbook."),
+        Message("assistant", "I will start with the key rotation; the runbook comes after."),
+    ]
+    summary = "【历史摘要】待办：rotate the API key for the billing service; update the on-call runbook."
+    assert _stale(before, summary) == []
+
+
+def test_a_chinese_pending_label_after_the_summary_marker_is_read() -> None:
+    before = [
+        Message("user", "把测试环境的缓存全部清空，我同意。"),
+        Message("assistant", "已清空测试环境的全部缓存。"),
+        Message("user", "好，接下来看一下接口延迟。"),
+    ]
+    assert _stale(before, "【历史摘要】待办：1. 清空测试环境的全部缓存；2. 查看接口延迟。") == [("medium", False)]
+
+
+def test_an_instruction_re_inserted_with_its_consent_clause_is_stale_once_done() -> None:
+    before = [
+        Message("user", "把测试环境的缓存全部清空，我同意。"),
+        Message("assistant", "已清空测试环境的全部缓存。"),
+        Message("user", "好，接下来看一下接口延迟。"),
+    ]
+    live = Message("user", "把测试环境的缓存全部清空，我同意。")
+    assert _stale(before, "【摘要】缓存已清空。进行中：查看接口延迟。", live) == [("high", True)]
+
+
+def test_the_same_instruction_only_planned_is_not_stale() -> None:
+    before = [
+        Message("user", "把测试环境的缓存全部清空，我同意。"),
+        Message("assistant", "我准备先统计一下缓存大小，再清空。"),
+    ]
+    live = Message("user", "把测试环境的缓存全部清空，我同意。")
+    assert _stale(before, "【摘要】准备清空缓存。", live) == []
+
+
+PHASE = [
+    Message("user", "Don't deploy anything until I approve the rollout plan."),
+    Message("assistant", "Rollout plan: canary 5%, then 50%, then 100%, with automatic rollback."),
+]
+
+
+def test_a_phase_the_user_opened_restated_as_still_waiting_is_stale() -> None:
+    before = [*PHASE, Message("user", "Approved, go ahead."), Message("assistant", "Canary at 5% is live.")]
+    summary = "Summary: do not deploy anything until the user approves the rollout plan - waiting for approval."
+    assert _stale(before, summary) == [("medium", False)]
+
+
+def test_a_phase_still_closed_restated_as_waiting_is_not_stale() -> None:
+    summary = "Summary: do not deploy anything until the user approves the rollout plan - waiting for approval."
+    assert _stale(PHASE, summary) == []

@@ -143,3 +143,43 @@ def test_a_passive_negation_forbids() -> None:
 )
 def test_bounds_and_service_levels_keep_a_rule(rule: str, after: str) -> None:
     assert _state(rule, rule, after) is RuleState.RETAINED
+
+
+def test_one_rule_sets_tokens_do_not_leak_into_the_next_matcher() -> None:
+    # "any" is a lexicon scope word and, in a Chinese rule, a literal token; the second rule set's
+    # matcher must not inherit that token from the first (the base table is shared and cached)
+    first = _state(
+        "禁止使用 any 类型。",
+        "规则：禁止使用 any 类型。",
+        "【摘要】用户规则：TypeScript 代码里不许出现 any 类型。",
+    )
+    assert first is RuleState.RETAINED
+    rule = "Escalate any refund above two hundred dollars to a manager."
+    assert (
+        _state(rule, rule, "Rules: Refunds above $200 must always be escalated to a manager.")
+        is RuleState.RETAINED
+    )
+
+
+def test_restrictive_permissions_and_rule_annotations() -> None:
+    assert (
+        _state(
+            "未经本人同意不得公开学生成绩。",
+            "规则：未经本人同意不得公开学生成绩。",
+            "【摘要】学生的成绩只有学生本人同意后才可以公开。",
+        )
+        is RuleState.RETAINED
+    )
+    assert _state(
+        "Always run gofmt before committing.",
+        "Always run gofmt before committing.",
+        "Summary: every commit is preceded by a gofmt run (user's rule).",
+    ) in (RuleState.RETAINED, RuleState.WEAKENED)  # a rule again, no longer narrative
+    assert (
+        _state(
+            "Never waive a damage fee without a photo of the bike.",
+            "Never waive a damage fee without a photo of the bike.",
+            "Summary: no damage fee may be waived unless a photo of the bike exists.",
+        )
+        is RuleState.RETAINED
+    )

@@ -109,7 +109,10 @@ class Matcher:
             if token[:1].isascii():
                 forms += [(stem, _WORD) for stem in _stems(token)]
             for surface, mode in forms:
-                entries = table.setdefault(surface, [])
+                # a copy: the base table's lists are shared by every matcher (_base_table is cached),
+                # and a fallback token that is also a lexicon surface ("any", "供应") must not leak
+                # into the next rule set's matcher
+                entries = table[surface] = list(table.get(surface, ()))
                 if ((CONCEPT, cid), mode) not in entries:
                     entries.append(((CONCEPT, cid), mode))
         auto = ahocorasick.Automaton()
@@ -303,7 +306,12 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
     """
     folded = fold(text)
     covered = bytearray(len(folded))
+    zh = _CJK_RUN.search(folded) is not None
     for h in base_matcher().scan(folded):
+        if all(cat == NEUTRAL for cat, _ in h.tags):
+            continue  # "供应商", "索要": words that merely contain a force character are still words
+        if zh and folded[h.start].isascii() and all(cat == SCOPE for cat, _ in h.tags):
+            continue  # "禁止使用 any 类型": English inside Chinese is a literal, not a quantifier
         for i in range(h.start, h.end):
             covered[i] = 1
     for s, e, _ in find_numbers(folded):  # numbers compare as values (Clause.numbers), not as words
@@ -317,9 +325,14 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
         ident = any(c in tok for c in "._/") or any(c.isdigit() for c in tok)
         if tok.isdigit():
             continue
-        if not ident and (len(tok) < 3 or tok in EN_STOPWORDS):
+        if not ident and (len(tok) < 3 or tok in EN_STOPWORDS) and not (zh and len(tok) >= 3):
             continue
         out[tok] = ("fb:" + tok, 1.5 if ident else 1.0)
+    # a quoted literal is an identifier the rule names: 使用“您”, sign as 'The Brightmart team'
+    for m in _QUOTED_LITERAL.finditer(folded):
+        lit = m.group(1).strip()
+        if lit and len(lit) <= 30:
+            out.setdefault(lit, ("fb:" + lit, 1.5))
     for m in _CJK_RUN.finditer(folded):
         run = [ch if not covered[m.start() + i] else " " for i, ch in enumerate(m.group())]
         for part in "".join(run).split():
@@ -339,9 +352,11 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
     return out
 
 
+_QUOTED_LITERAL = re.compile(r"[“\"「『']([^”\"」』'\n]{1,30})[”\"」』']")
+
 # Grammar that carries no subject matter: particles and prepositions (never inside a fallback
 # bigram) and function words (never a fallback token on their own).
-_CJK_PARTICLES = frozenset("的了着过是在和与及或也都就还又把被给对向从为而且并之其再由才先已曾将")
+_CJK_PARTICLES = frozenset("的了着过是在和与及或也都就还又把被给对向从为而且并之其再由才先已曾将有")
 # sequence and aspect adverbs: a two-character run that opens with one ("再经", "先备") is grammar
 _CJK_SEQUENCE = frozenset("再先才就又还也都已曾将")
 _CJK_FUNCTION_WORDS = frozenset(
@@ -514,6 +529,8 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
                     clause.nouns.discard(val)
                 clause.concepts.setdefault(val, (h.start, h.end))
             elif cat == SCOPE:
+                if f[h.start].isascii() and _CJK_RUN.search(f, cs, ce) is not None:
+                    continue  # "不许出现 any": an English word in Chinese is a literal (fallback_tokens)
                 scope.append(text[h.start : h.end])
             elif cat == COND and cond_at < 0:
                 cond_at = h.start
@@ -531,8 +548,12 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
     clause.subordinate = force is Force.NONE and _SUBORDINATE.search(f[cs:ce]) is not None
     if force is Force.NONE and not clause.reported:
         force, word, at = _bare_negation(f, text, hits)
-    if force is Force.NONE and not clause.reported:
-        force, word, at = _no_phrase(f, text, cs, ce)
+    if force not in (Force.PROHIBITION, Force.RESTRICTION) and not clause.reported:
+        # "No damage fee may be waived unless…", "no code is to be written until…": a clause that
+        # opens with "No <thing>" forbids, whatever modal follows
+        no_force, no_word, no_at = _no_phrase(f, text, cs, ce)
+        if no_force is Force.PROHIBITION:
+            force, word, at = no_force, no_word, no_at
     if force is Force.NONE and not clause.reported and not clause.subordinate:
         force, word, at = _imperative(f, text, cs, ce, hits)
     clause.force, clause.force_word = force, word
@@ -732,7 +753,7 @@ def _bare_negation(f: str, text: str, hits: list[Hit]) -> tuple[Force, str, int]
     return Force.NONE, "", -1
 
 
-_EN_PASSIVE_NOT = re.compile(r"\b(?:is|are|be|get|gets)\s+not\s+(?:be\s+)?$")
+_EN_PASSIVE_NOT = re.compile(r"\b(?:is|are|be|get|gets)\s+not\s+(?:to\s+)?(?:be\s+)?$")
 
 
 _NO_PHRASE = re.compile(

@@ -23,7 +23,7 @@ import re
 
 _LABEL_WORDS = (
     r"规则|规定|约定|约束|守则|准则|红线|禁令|须知|注意事项|遵守|长期要求|长期有效|硬性要求|始终要求|行为规范|规范"
-    r"|制度|流程|合规|政策|策略|原则|纪律|铁律|底线|标准操作"
+    r"|制度|流程|合规|政策|策略|原则|纪律|铁律|底线|标准操作|指令"
     r"|rules?|constraints?|conventions?|guidelines?|requirements?|polic(?:y|ies)|restrictions?"
     r"|standing (?:instructions?|orders?)|remember|ground rules|must follow|do(?:'s| ?s)? and don'?ts"
     # procedures and service levels are rules too: "Rollout guardrail: abort if …", "Enterprise SLA
@@ -41,8 +41,33 @@ _INLINE_END = re.compile(r"[。!?！？\n]|\.(?=\s|$)")
 _MAX_LINES = 40
 
 
+# An annotation that calls its sentence a rule: "every commit is preceded by a gofmt run (user's
+# rule)", "(user's rule since the first turn) all prices …", "此后每条回复都要称呼客户姓名（长期有效）".
+_ANNOTATION = re.compile(
+    r"[(（]\s*((?:(?:the\s+)?users?['’]?s?['’]?\s+|standing\s+|house\s+|team\s+|project\s+)?"
+    r"(?:rule|standing rule|standing instruction|standing|in force)\b[^()（）\n]{0,30}"
+    r"|(?:用户的?|长期|团队)?(?:长期有效|规则|规定|约定)[^()（）\n]{0,10})[)）]",
+    re.I,
+)  # "(programming rules)" names a subject, not its sentence's status
+_SENTENCE_START = re.compile(r"[。.!?！？\n;；]\s*")
+
+
+def _annotated(text: str) -> list[tuple[int, int, str]]:
+    out = []
+    for m in _ANNOTATION.finditer(text):
+        starts = [s.end() for s in _SENTENCE_START.finditer(text, 0, m.start())]
+        start = starts[-1] if starts else 0
+        end_m = _INLINE_END.search(text, m.end())
+        end = end_m.start() if end_m else len(text)
+        if m.start() - start <= 2:  # the annotation opens the sentence: it governs what follows
+            start = m.end()
+        out.append((start, end, m.group(1).strip()))
+    return out
+
+
 def label_regions(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, label) of the stretches of `text` that rule labels govern (module docstring)."""
+    """(start, end, label) of the stretches of `text` that rule labels govern (module docstring),
+    plus the sentences a rule annotation marks ("… (user's rule)")."""
     out: list[tuple[int, int, str]] = []
     for m in _LABEL.finditer(text):
         label = m.group(1).strip(" *_`\"'{[,")
@@ -70,6 +95,8 @@ def label_regions(text: str) -> list[tuple[int, int, str]]:
             if out and start < out[-1][1]:
                 continue  # nested in the previous label's region
             out.append((start, end, label))
+    if "(" in text or "（" in text:
+        out = sorted(out + [r for r in _annotated(text) if not any(a <= r[0] < b for a, b, _ in out)])
     return out
 
 

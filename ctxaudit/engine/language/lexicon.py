@@ -118,6 +118,12 @@ FORCE_MARKERS: dict[Force, tuple[str, ...]] = {
         "refuse to",
         "should not",
         "shouldn't",
+        # "photos may neither be saved nor be sent": neither … nor negates both
+        "may neither",
+        "must neither",
+        "can neither",
+        "shall neither",
+        "should neither",
     ),
     Force.OBLIGATION: (
         "必须",
@@ -197,6 +203,21 @@ FORCE_MARKERS: dict[Force, tuple[str, ...]] = {
         # a bound stated as the rule: "every import batch is limited to 200 rows", "exports are capped at 1000"
         "limited to",
         "capped at",
+        # a permission that holds only under a condition is a restriction: "只有本人同意后才可以公开",
+        # "based on the filings and nothing else", "belong in config/local/ and nowhere else"
+        "才可以",
+        "才能",
+        "才可",
+        "方可",
+        "才允许",
+        "才准",
+        "and nothing else",
+        "and nowhere else",
+        "nothing but",
+        "nowhere but",
+        "只读",
+        "read-only",
+        "read only",
         "only",
         "solely",
         "exclusively",
@@ -571,7 +592,7 @@ CONCEPTS: tuple[Concept, ...] = (
         A,
         "查询",
         "query",
-        "查询|查看|查|检索|读取|浏览|query|look up|lookup|look-up|view|read|search|check|retrieve",
+        "查询|查看|查|检索|读取|浏览|只读|query|look up|lookup|look-up|view|read|read-only|read only|search|check|retrieve",
     ),
     # --- disclosure (seed 000 §4.1 rule 2; "保护隐私" ≈ "不输出敏感信息", §3.4) ---
     _c(
@@ -855,6 +876,20 @@ CONCEPTS: tuple[Concept, ...] = (
         "到货|送达|送到|配送|派送|投递|交付|delivery|deliveries|deliver|arrival|arrive|ship date|shipping date",
     ),
     _c(
+        "solicit",
+        A,
+        "索要",
+        "ask for",
+        "索要|索取|讨要|套取|ask for|asks for|asking for|ask them for|ask customers for|solicit|request their",
+    ),
+    _c(
+        "call",
+        A,
+        "打电话",
+        "phone call",
+        "打电话|致电|拨打|回电|去电|phone call|phone calls|ring",
+    ),
+    _c(
         "consult",
         A,
         "咨询",
@@ -1101,7 +1136,6 @@ NEUTRAL_SURFACES: tuple[str, ...] = (
     "紧要",
     "首要",
     "次要",
-    "索要",
     "将要",
     "快要",
     "要领",

@@ -6,7 +6,9 @@ Why these values (2 cores; measured with benchmarks/load_bench.py):
 - gthread workers: load shedding (ctxaudit/core/shedding.py) needs threads, so that a request
   beyond the few a process runs at once is answered 503 by a spare thread instead of waiting in
   the kernel's backlog until its client times out. Threads beyond the shedder's active slots
-  only ever answer 503s, which take well under a millisecond each.
+  only ever answer 503s, which take well under a millisecond each. The worker class is gthread
+  plus the time each request waited for a thread (ctxaudit/core/gunicorn_worker.py), which the
+  shedder counts against the request's CTXAUDIT_SHED_MAX_WAIT_MS.
 - one worker (WEB_CONCURRENCY=1) on 2 cores: with the shedder's one API slot per process, one
   check runs at a time and the other core is left to what overload brings besides the checks
   (accepting and refusing ~150 connections/s, the clients, other tenants). Two workers = two
@@ -27,7 +29,7 @@ import os
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
-worker_class = "gthread"
+worker_class = "ctxaudit.core.gunicorn_worker.ThreadWorker"  # gthread + queue wait for the shedder
 threads = int(os.environ.get("GUNICORN_THREADS", "16"))
 worker_connections = int(os.environ.get("GUNICORN_WORKER_CONNECTIONS", "256"))
 backlog = int(os.environ.get("GUNICORN_BACKLOG", "256"))

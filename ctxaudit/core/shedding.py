@@ -16,6 +16,13 @@ object, no session, no database query:
   while at low load the one waiter still gets the slot a moment later instead of a 503.
   Anything refused is answered `503` with `Retry-After: CTXAUDIT_SHED_RETRY_AFTER` seconds (JSON
   `{"error", "field": null}` under /api/, plain text elsewhere).
+- The wait counts from when the server queued the connection for a thread, not from when the
+  request reached the gate: gunicorn's gthread worker queues every accepted connection for its
+  pool, and under heavy overload that queue is where requests wait. Our worker
+  (ctxaudit/core/gunicorn_worker.py) reports that wait (`note_queue_wait`); a request that has
+  already waited its CTXAUDIT_SHED_MAX_WAIT_MS there is answered 503 without taking a slot, and
+  one that waited part of it may wait only the rest at the gate. Without that worker (runserver,
+  tests) the wait counts from the gate.
 - A request whose client already closed its connection (it timed out while the request sat in
   gunicorn's queue) is dropped before any work: the body is read first, then the socket is
   peeked (`MSG_PEEK`: an empty read means the client sent FIN). Checked on arrival and again
@@ -44,12 +51,13 @@ StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 _stats_lock = threading.Lock()
-_stats: dict[str, int] = {"admitted": 0, "waited": 0, "shed": 0, "abandoned": 0}
+_stats: dict[str, int] = {"admitted": 0, "waited": 0, "shed": 0, "late": 0, "abandoned": 0}
 
 
 def stats() -> dict[str, int]:
     """Counts since this process started: admitted, waited (admitted after a wait), shed (503),
-    abandoned (client gone before the work started)."""
+    late (of those shed: had waited out their budget in the server's queue before reaching the
+    gate), abandoned (client gone before the work started)."""
     with _stats_lock:
         return dict(_stats)
 
@@ -57,6 +65,22 @@ def stats() -> dict[str, int]:
 def _count(name: str) -> None:
     with _stats_lock:
         _stats[name] += 1
+
+
+_queue_wait = threading.local()
+
+
+def note_queue_wait(seconds: float) -> None:
+    """Record how long the request this thread is about to serve waited for a thread (seconds);
+    called by the server's worker (ctxaudit/core/gunicorn_worker.py) and used up by the next
+    request this thread passes through the middleware."""
+    _queue_wait.seconds = seconds
+
+
+def _take_queue_wait() -> float:
+    seconds = getattr(_queue_wait, "seconds", 0.0)
+    _queue_wait.seconds = 0.0
+    return float(seconds)
 
 
 class _Waiter:
@@ -89,14 +113,15 @@ class Gate:
     def waiting(self) -> int:
         return len(self._waiters)
 
-    def enter(self) -> bool | None:
+    def enter(self, max_wait: float | None = None) -> bool | None:
         """True: admitted at once; None: admitted after waiting; False: shed (at once, displaced
-        by a newer request, or after `max_wait`)."""
+        by a newer request, or after waiting `max_wait` seconds, default the gate's)."""
+        wait = self.max_wait if max_wait is None else max_wait
         with self._lock:
             if self.active < self.max_active:
                 self.active += 1
                 return True
-            if self.max_waiting == 0:
+            if self.max_waiting == 0 or wait <= 0:
                 return False
             if len(self._waiters) >= self.max_waiting:
                 oldest = self._waiters.popleft()
@@ -104,7 +129,7 @@ class Gate:
                 oldest.event.set()
             me = _Waiter()
             self._waiters.append(me)
-        me.event.wait(self.max_wait)
+        me.event.wait(wait)
         with self._lock:
             if me.outcome is None:  # timed out; a slot handed over meanwhile would have set it
                 self._waiters.remove(me)
@@ -192,6 +217,7 @@ class LoadShedMiddleware:
         self.body_limit = settings.CTXAUDIT_MAX_BODY_BYTES
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        queued = _take_queue_wait()
         path = environ.get("PATH_INFO", "")
         if not self.enabled or path.startswith("/static/"):
             return self.app(environ, start_response)
@@ -200,7 +226,12 @@ class LoadShedMiddleware:
         if client_gone(environ):
             return self._abandoned(start_response)
         gate = self.gates[kind]
-        entered = gate.enter()
+        budget = gate.max_wait - queued  # the server's queue and the gate share one wait
+        if budget <= 0:
+            _count("late")
+            _count("shed")
+            return self._busy(kind, start_response)
+        entered = gate.enter(budget)
         if entered is False:
             _count("shed")
             return self._busy(kind, start_response)

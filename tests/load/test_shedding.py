@@ -224,3 +224,36 @@ def test_stats_count_what_happened(shed_settings) -> None:
     app.release.set()
     _call(LoadShedMiddleware(app), _environ("/"))
     assert shedding.stats()["admitted"] == before["admitted"] + 1
+
+
+def test_a_request_that_waited_its_budget_in_the_servers_queue_gets_503_without_a_slot(
+    shed_settings,
+) -> None:
+    app = _Slow()
+    app.release.set()
+    mw = LoadShedMiddleware(app)
+    shedding.note_queue_wait(0.25)  # the worker: 250 ms waiting for a thread, budget 200 ms
+    status, headers, body = _call(mw, _environ())
+    assert status.startswith("503") and headers["Retry-After"] == "2"
+    assert json.loads(body)["error"] == "the server is at capacity; retry after 2s"
+    assert app.started == 0
+    # The wait belongs to that one request: the next one on this thread is served.
+    status, _, _ = _call(mw, _environ())
+    assert status == "200 OK" and app.started == 1
+
+
+def test_the_servers_queue_and_the_gate_share_one_wait(shed_settings) -> None:
+    shed_settings.CTXAUDIT_SHED_MAX_WAIT_MS = 600
+    app = _Slow()
+    mw = LoadShedMiddleware(app)
+    first = threading.Thread(target=_call, args=(mw, _environ()))
+    first.start()
+    time.sleep(0.05)
+    shedding.note_queue_wait(0.5)  # 500 of its 600 ms spent before the gate: 100 ms left there
+    t0 = time.monotonic()
+    status, headers, _ = _call(mw, _environ())
+    took = time.monotonic() - t0
+    app.release.set()
+    first.join(5)
+    assert status.startswith("503") and headers["Retry-After"] == "2"
+    assert 0.05 < took < 0.4  # waited the rest of its budget, not the whole 600 ms

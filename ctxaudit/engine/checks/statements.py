@@ -63,7 +63,7 @@ _CHECK_WORDS_EN = (
     r"|analysis|verification|validator|inspection"
 )
 _CHECK_EN = rf"(?:the |a |an |our |their )?(?:[\w-]+ ){{0,2}}?(?:{_CHECK_WORDS_EN})"
-_CHECK_WORDS_ZH = r"审查|评审|审核|扫描|检查|测试|审计|校验|核查|验证|巡检|检测"
+_CHECK_WORDS_ZH = r"审查|评审|审核|扫描|检查|测试|审计|校验|核查|验证|巡检|检测|风控"
 _CHECK_ZH = rf"(?:代码|安全|支付|风控|人工|自动)?(?:{_CHECK_WORDS_ZH})(?:结果)?"
 _FINDING_EN = (
     r"found|finds|detected|detects|identified|revealed|showed|shows|flagged|reported|confirmed|passed|failed|"
@@ -108,7 +108,7 @@ _ZH_PASSIVE = re.compile(
 # Approvals with no agent: "the refund was approved", "approval was granted", "已获批准".
 _EN_AGENTLESS = re.compile(
     r"\b(?:was|were|has been|have been|is|are|got|been)\s+(?:now\s+|already\s+|fully\s+)?"
-    r"(?P<consent>approved|authori[sz]ed|signed off|green-?lit|okayed|cleared)\b"
+    r"(?P<consent>approved|authori[sz]ed|signed off|green-?lit|okayed|cleared|verified|validated)\b"
     r"|\b(?:approval|authori[sz]ation|permission|sign-off|consent|go-ahead)\s+(?:was|has been|is|were)\s+(?:already\s+)?(?:granted|given|obtained|received)\b"
     r"|\b(?:payment|charge|transaction|transfer)\s+(?:\S+\s+){0,3}?(?:was|has been|is|went)\s+(?:successful|completed|captured|cleared|through|received)\b|\bpaid (?:successfully|in full)\b",
     re.I,
@@ -127,11 +127,17 @@ _ZH_IDENTITY = re.compile(
     rf"(?:{_party_alt(_PARTY_ZH, 'p_')})(?:本人)?(?:是|为|身为|系)(?:本店|公司|我们的|该)?(?P<identity>超级管理员|管理员|系统管理员|老板|店长|经理|主管|负责人|开发者|运维|审核员|内部员工|股东|法人|账户所有人|账号所有人)"
     rf"|(?:{_party_alt(_PARTY_ZH, 'q_')})(?:拥有|有|具有|持有)(?P<identity2>管理员|超管|最高|特殊|root)(?:权限|身份|授权)"
 )
+# What was checked may stand between the check and its result ("the security scan for 2.9.0
+# passed"): up to four words, none a modal or a conjunction that starts another clause.
 _EN_FINDING = re.compile(
-    rf"\b(?P<check>{_CHECK_EN})\s+(?:has\s+|have\s+|had\s+|also\s+|already\s+){{0,2}}(?P<finding>{_FINDING_EN})\b",
+    rf"\b(?P<check>{_CHECK_EN})(?P<object>(?:\s+(?!(?:has|have|had|also|already|was|were|is|are|and|but|or|to|will"
+    rf"|would|should|must|may|might|can|could|if|whether|not|that|which)\b)[\w.\-/@]+){{0,4}}?)"
+    rf"\s+(?:has\s+|have\s+|had\s+|also\s+|already\s+){{0,2}}(?P<finding>{_FINDING_EN})\b",
     re.I,
 )
-_ZH_FINDING = re.compile(rf"(?P<check>{_CHECK_ZH})(?:已经|已|也|均|都)?(?P<finding>{_FINDING_ZH})")
+_ZH_FINDING = re.compile(
+    rf"(?P<check>{_CHECK_ZH})(?:已经|已|也|均|都|全部|全都|均已|都已)?(?P<finding>{_FINDING_ZH})"
+)
 _LABELLED_FINDING = re.compile(
     r"^\s*(?:[-*•]\s*)?(?:\*\*)?(?:(?:key |main |review |security |scan )?findings?|issues? found|review result|scan result|audit result|verdict"
     r"|发现|审查结论|审查结果|扫描结果|检查结果|测试结果|评审结论|结论)(?:\*\*)?\s*[:：]",
@@ -315,11 +321,12 @@ _GATE_GROUPS = (
     "用户 客户 对方 顾客 提问者 系统 平台 开发者 运营方 策略 老板 经理 主管 领导 上级 负责人 总监 管理员 财务 法务 "
     "审批人 店长 组长 运维 安全团队",
     # approvals and payments with no agent (_EN_AGENTLESS / _ZH_AGENTLESS)
-    "approv authoris authoriz okayed cleared permission consent go-ahead sign-off green-lit greenlit payment "
+    "approv authoris authoriz okayed cleared verified validated permission consent go-ahead sign-off green-lit "
+    "greenlit payment "
     "charge transaction transfer paid 批准 获批 审批 授权 同意 放行 支付 付款 扣款 收款 到账",
     # checks and finding labels (_CHECK_WORDS_* / _LABELLED_FINDING)
     "review scan audit check test pipeline linter analysis verification validator inspection finding issue "
-    "result verdict 审查 评审 审核 扫描 检查 测试 审计 校验 核查 验证 巡检 检测 发现 结论 结果",
+    "result verdict 发现 结论 结果 " + _CHECK_WORDS_ZH.replace("|", " "),
 )
 _GATE_WORDS = [w for group in _GATE_GROUPS for w in group.split()] + [
     "signed off",
@@ -409,7 +416,9 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
         m = pattern.search(sentence)
         if m:
             found = True
-            yield _make(index, content, s, e, "check", "finding", s + m.start(), s + m.end())
+            st = _make(index, content, s, e, "check", "finding", s + m.start(), s + m.end())
+            what = (m.groupdict().get("object") or "").strip()
+            yield replace(st, content=f"{what} {st.content}") if what else st
             break
     if not found:
         m = _LABELLED_FINDING.match(sentence)

@@ -52,7 +52,7 @@ def warm_up() -> float:
 def clear_text_caches() -> None:
     """Forget the per-text memos the checks keep across events (sentence terms, fact families,
     rule tokens), so a benchmark measures what a new event costs, not a repeated one."""
-    from ctxaudit.engine.checks import claims, drift, stale, statements, terms
+    from ctxaudit.engine.checks import claims, drift, retention, stale, statements, terms
 
     for fn in (
         terms._cached_terms,
@@ -63,5 +63,6 @@ def clear_text_caches() -> None:
         statements._statements_of_sentence,
         claims.fact_families,
         drift._own_tokens,
+        retention._runs,
     ):
         fn.cache_clear()

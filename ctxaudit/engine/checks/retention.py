@@ -32,7 +32,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import lru_cache, partial
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -144,6 +144,22 @@ class _Located:
         return self.b
 
 
+@lru_cache(maxsize=256)
+def _runs(folded: str) -> tuple[list[int], list[int], str]:
+    """(where each unsqueezed run starts in the squeezed text, where it starts in `folded`, the
+    squeezed text): one split of a message, shared by every rule located in it."""
+    offsets: list[int] = []
+    starts: list[int] = []
+    parts: list[str] = []
+    n = 0
+    for m in _UNSQUEEZED.finditer(folded):
+        offsets.append(n)
+        starts.append(m.start())
+        parts.append(m.group())
+        n += len(parts[-1])
+    return offsets, starts, "".join(parts)
+
+
 @dataclass(frozen=True, slots=True)
 class Locator:
     """Finds a squeezed rule text in folded text: the leftmost span whose characters are the
@@ -157,16 +173,7 @@ class Locator:
         """Every non-overlapping span, left to right, as re.finditer would give them."""
         if not self.squeezed:
             return
-        offsets: list[int] = []  # where each unsqueezed run starts in the squeezed text
-        starts: list[int] = []  # and in the folded text
-        parts: list[str] = []
-        n = 0
-        for m in _UNSQUEEZED.finditer(folded):
-            offsets.append(n)
-            starts.append(m.start())
-            parts.append(m.group())
-            n += len(parts[-1])
-        squeezed = "".join(parts)
+        offsets, starts, squeezed = _runs(folded)
         i = squeezed.find(self.squeezed)
         while i >= 0:
             j = i + len(self.squeezed) - 1

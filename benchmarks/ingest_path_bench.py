@@ -39,13 +39,21 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-def _setup(db_url: str) -> None:
+def _setup(db_url: str, query_log: bool = False) -> None:
     os.environ.setdefault("DEBUG", "true")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ["DATABASE_URL"] = db_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ctxaudit.settings")
     os.environ.pop("CELERY_BROKER_URL", None)
+    from django.conf import settings
+
     import ctxaudit.wsgi  # noqa: F401 - what a server process imports first (engine warm-up included)
+
+    # DEBUG=true is only for the development SECRET_KEY (and no HTTPS redirect): as deployed,
+    # Django keeps no log of every query. With DEBUG on it does, and on SQLite that log quotes
+    # each parameter through the database (2 MB of contexts per event: ~40 ms), so it is off
+    # unless --query-log asks for it (figures before 1 Dec 12:30 UTC had it on).
+    settings.DEBUG = query_log
 
 
 _PAIRS: dict[tuple[int, int], object] = {}
@@ -142,7 +150,7 @@ def _poster(key: str):  # type: ignore[no-untyped-def]
 def child_first(args: argparse.Namespace) -> None:
     """In a fresh process: one cold POST, then a warm one; prints a JSON line."""
     t0 = time.perf_counter()
-    _setup(args.db)
+    _setup(args.db, args.query_log)
     startup = time.perf_counter() - t0
     body1, texts = _body(args.tokens, args.rules, 1000 + os.getpid(), f"first-{os.getpid()}", 1)
     body2, _ = _body(args.tokens, args.rules, 1000 + os.getpid(), f"second-{os.getpid()}", 1)
@@ -159,6 +167,9 @@ def main() -> None:
     ap.add_argument("--rules", type=int, default=50)
     ap.add_argument("--events", type=int, default=4, help="warm POSTs in one session (default 4)")
     ap.add_argument("--first", type=int, default=2, help="fresh processes for the first-check figure")
+    ap.add_argument(
+        "--query-log", action="store_true", help="keep Django's DEBUG log of every query (not as deployed)"
+    )
     ap.add_argument("--child-first", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--db", help=argparse.SUPPRESS)
     ap.add_argument("--key", help=argparse.SUPPRESS)
@@ -169,7 +180,7 @@ def main() -> None:
 
     tmp = tempfile.TemporaryDirectory()
     db = os.environ.get("DATABASE_URL") or f"sqlite:///{tmp.name}/bench.sqlite3"
-    _setup(db)
+    _setup(db, args.query_log)
     from django.conf import settings
     from django.core.management import call_command
 
@@ -185,7 +196,8 @@ def main() -> None:
     n_chars = sum(len(t) for side in texts for t in side)
     print(
         f"pair: {n_chars:,} characters, body {len(warm_body) / 2**20:.1f} MiB, {args.rules} rules; "
-        f"database {engine}; PII redaction on; embedded default (check in the request)"
+        f"database {engine}; PII redaction on; embedded default (check in the request); "
+        f"Django query log {'on (--query-log)' if args.query_log else 'off, as deployed'}"
     )
     walls, cpus = [], []
     for i in range(args.events):
@@ -213,6 +225,7 @@ def main() -> None:
     for _ in range(args.first):
         out = subprocess.run(  # noqa: S603 - this script, fixed arguments
             [sys.executable, __file__, "--child-first", "--db", db, "--key", key]
+            + (["--query-log"] if args.query_log else [])
             + ["--tokens", str(args.tokens), "--rules", str(args.rules)],
             capture_output=True,
             text=True,

@@ -45,6 +45,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tokens", type=int, default=20_000)
     ap.add_argument("--requests", type=int, default=40)
+    ap.add_argument(
+        "--query-log", action="store_true", help="keep Django's DEBUG log of every query (not as deployed)"
+    )
     args = ap.parse_args()
     os.environ.setdefault("DEBUG", "true")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
@@ -67,6 +70,9 @@ def main() -> None:
     from ctxaudit.projects.services import api_key_create
 
     settings.ALLOWED_HOSTS = ["testserver"]
+    # DEBUG=true is only for the development SECRET_KEY: as deployed, Django keeps no log of
+    # every query (request and floor alike), unless --query-log asks for it.
+    settings.DEBUG = args.query_log
     call_command("migrate", verbosity=0)
     _, key = api_key_create(project_name=f"store-bench-{os.getpid()}")
     project = Project.objects.get(name=f"store-bench-{os.getpid()}")
@@ -123,7 +129,8 @@ def main() -> None:
     p95 = max(0, round(0.95 * len(req)) - 1)
     print(
         f"body {len(bodies[0]) / 1024:.0f} KiB ({tb} + {ta} tokens), {nbytes / 1e6:.2f} MB of strings; database "
-        f"{connection.vendor}; {args.requests} interleaved requests; load average {os.getloadavg()[0]:.1f}"
+        f"{connection.vendor}; {args.requests} interleaved requests; Django query log "
+        f"{'on' if args.query_log else 'off, as deployed'}; load average {os.getloadavg()[0]:.1f}"
     )
     print(
         f"POST (store only): p50 {statistics.median(req) * 1000:.1f} ms, p95 {req[p95] * 1000:.1f} ms | floor "

@@ -65,8 +65,9 @@ def _clean_texts(
     """Every text storable, bidi controls shown, and redacted (engine.pii.redact_many: one scan
     of them all, the same result as one scan each); adds to `counts`. Texts that need nothing
     come back as the same objects."""
-    joined = SEPARATOR.join(texts)
-    if joined.count(SEPARATOR) != len(texts) - 1 or _NEEDS_CLEANING.search(joined):
+    # NUL can be anywhere; surrogates and bidi controls only in non-ASCII texts (str.isascii is O(1)).
+    has_nul = any(SEPARATOR in t for t in texts)
+    if has_nul or _NEEDS_CLEANING.search(SEPARATOR.join([t for t in texts if not t.isascii()])):
         texts = [reveal_bidi_controls(scrub_unstorable(t)) for t in texts]
     if redact_pii:
         texts, found = redact_many(texts, key=key)

@@ -29,7 +29,7 @@ object, no session, no database query:
   after waiting for a slot. Dropped requests get no response (nobody is listening).
 - Static files (/static/) are never shed: they are cheap and the 503 page needs none.
 
-Needs a threaded server (gunicorn `--worker-class gthread --threads N`, see gunicorn.conf.py):
+Needs a threaded server (gunicorn gthread with --threads N, see ctxaudit/gunicorn_conf.py):
 with one thread per process there is never a second request to shed, and overload queues in the
 kernel's listen backlog instead. Counters: `stats()`.
 """

@@ -131,7 +131,12 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
         before, after, highlights=detail_highlights(report, findings), limits=Limits(collapse=not full)
     )
     paged = diff_page(
-        request.GET.dict(), diff.rows, full=full, placed=diff.anchors, messages=len(before) + len(after)
+        request.GET.dict(),
+        diff.rows,
+        full=full,
+        placed=diff.anchors,
+        messages=len(before) + len(after),
+        characters=sum(len(m.content) for m in (*before, *after)),
     )
     rules = rule_items(report, diff.anchors, diff.zones, href=paged["href"])
     items = finding_items(findings, diff.anchors, href=paged["href"])

@@ -92,3 +92,16 @@ def test_a_folded_highlight_opens_the_full_page_that_holds_it(client, alice, pro
         assert f'class="anchor" id="rule-{k}-before"' in page
     # a bad "at" is the first page
     assert "messages page 1 of 5" in client.get(f"/events/{ev.pk}/?full=1&at=sideways-3").content.decode()
+
+
+def test_a_full_page_holds_about_fifty_thousand_characters_of_messages(client, alice, project) -> None:
+    # 60 unchanged messages of 2,000 characters: a row shows 4,000 (both columns), 12 rows a page.
+    before = [{"role": "user", "content": f"{i:04d} " + "x" * 1995} for i in range(60)]
+    ev = _event(project, before, before)
+    client.login(username="alice", password=PASSWORD)
+    first = client.get(f"/events/{ev.pk}/?full=1").content.decode()
+    assert "messages page 1 of 5" in first
+    assert "0011 " in first and "0012 " not in first
+    third = client.get(f"/events/{ev.pk}/?full=1&at=before-30").content.decode()
+    assert "messages page 3 of 5" in third and "0030 " in third and "0023 " not in third
+    assert "messages page" not in client.get(f"/events/{ev.pk}/").content.decode()  # collapsed: one page

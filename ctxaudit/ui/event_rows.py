@@ -73,7 +73,10 @@ class _AnyOf(Lookup):
     def as_sql(self, compiler: Any, connection: Any) -> Any:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         rhs, rhs_params = self.process_rhs(compiler, connection)
-        return f"{lhs} = ANY({rhs})", (*lhs_params, *rhs_params)
+        # Cast to the column's type: psycopg sends small ids as int2[], and int8 = ANY(int2[])
+        # is not hashed (every element compared per row: 0.5 s for 1,111 sessions).
+        array = f"{self.lhs.output_field.db_type(connection)}[]"
+        return f"{lhs} = ANY({rhs}::{array})", (*lhs_params, *rhs_params)
 
 
 SESSION_IDS_LISTED = 10_000  # sessions a session filter names by id; beyond, it joins

@@ -15,7 +15,13 @@ RULES = (Rule("R1", "Never print secrets in the chat."),)
 def _stale(before: list[Message], after_summary: str, *extra: Message) -> list[tuple[str, bool]]:
     pair = ContextPair(
         Context((Message("system", "You are the ops agent."), *before)),
-        Context((Message("system", "You are the ops agent."), Message("user", after_summary, kind="summary"), *extra)),
+        Context(
+            (
+                Message("system", "You are the ops agent."),
+                Message("user", after_summary, kind="summary"),
+                *extra,
+            )
+        ),
         RULES,
     )
     return [
@@ -59,7 +65,9 @@ def test_a_chinese_pending_label_after_the_summary_marker_is_read() -> None:
         Message("assistant", "已清空测试环境的全部缓存。"),
         Message("user", "好，接下来看一下接口延迟。"),
     ]
-    assert _stale(before, "【历史摘要】待办：1. 清空测试环境的全部缓存；2. 查看接口延迟。") == [("medium", False)]
+    assert _stale(before, "【历史摘要】待办：1. 清空测试环境的全部缓存；2. 查看接口延迟。") == [
+        ("medium", False)
+    ]
 
 
 def test_an_instruction_re_inserted_with_its_consent_clause_is_stale_once_done() -> None:
@@ -89,10 +97,14 @@ PHASE = [
 
 def test_a_phase_the_user_opened_restated_as_still_waiting_is_stale() -> None:
     before = [*PHASE, Message("user", "Approved, go ahead."), Message("assistant", "Canary at 5% is live.")]
-    summary = "Summary: do not deploy anything until the user approves the rollout plan - waiting for approval."
+    summary = (
+        "Summary: do not deploy anything until the user approves the rollout plan - waiting for approval."
+    )
     assert _stale(before, summary) == [("medium", False)]
 
 
 def test_a_phase_still_closed_restated_as_waiting_is_not_stale() -> None:
-    summary = "Summary: do not deploy anything until the user approves the rollout plan - waiting for approval."
+    summary = (
+        "Summary: do not deploy anything until the user approves the rollout plan - waiting for approval."
+    )
     assert _stale(PHASE, summary) == []

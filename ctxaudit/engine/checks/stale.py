@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -460,7 +461,9 @@ def _pending_sentences(content: str) -> list[tuple[int, int, bool]]:
     "TODO", "待办：" …, at a line's start, after a summary marker or label, or after another
     sentence of the line; the items of a JSON summary's pending lists), and, with constraint
     True, what it lists as constraints or restates as still waiting for an approval."""
-    if not _LIST_WORDS.found(lowered(content)):
+    low = lowered(content)
+    hits = [a for a, _ in _LIST_WORDS.spans(low)]
+    if not hits:
         return []  # no label or cue below can match: most messages of a long context
     listed = _json_pending(content)
     if listed is not None:
@@ -479,10 +482,19 @@ def _pending_sentences(content: str) -> list[tuple[int, int, bool]]:
         if not (_PENDING_HEAD.match(body) or _CONSTRAINT_HEAD.match(body)) and _HEADING_LINE.match(body):
             section = None
             continue
-        for s, e in sentences(body):
+        if section is None and not _any_in(hits, start, le):
+            continue  # nothing here can open a list
+        for n, (s, e) in enumerate(sentences(body)):
             seg_s, seg_e = start + s, start + e
+            if section is None and not _any_in(hits, seg_s, seg_e):
+                continue
             seg = content[seg_s:seg_e]
             head = _PENDING_HEAD.match(seg) or _CONSTRAINT_HEAD.match(seg)
+            # at the start of a line a label may stand alone ("Next steps"); inside a line or after
+            # a summary label it needs its colon or dash ("… Next: tag 2.9.0"), or "Next we looked
+            # at the parser" would open a list
+            if head and (n or lead) and not _SEPARATED.match(content, seg_s + head.end() - 1):
+                head = None
             if head:
                 section = "pending" if _PENDING_HEAD.match(seg) else "constraint"
                 seg_s += head.end()
@@ -498,6 +510,16 @@ def _pending_sentences(content: str) -> list[tuple[int, int, bool]]:
             if content[seg_s:seg_e].strip(" \t-–—*•·:："):
                 out.append((seg_s, seg_e, section == "constraint"))
     return out
+
+
+# A label's own separator: its colon (the last character the head matched) or a dash after it.
+_SEPARATED = re.compile(r"[:：]|.\s*[-–—]\s")
+
+
+def _any_in(starts: list[int], a: int, b: int) -> bool:
+    """Whether a sorted position list holds one in [a, b)."""
+    k = bisect_left(starts, a)
+    return k < len(starts) and starts[k] < b
 
 
 def _json_pending(content: str) -> list[tuple[int, int, bool]] | None:

@@ -108,3 +108,12 @@ def test_a_phase_still_closed_restated_as_waiting_is_not_stale() -> None:
         "Summary: do not deploy anything until the user approves the rollout plan - waiting for approval."
     )
     assert _stale(PHASE, summary) == []
+
+
+def test_a_narrative_next_inside_a_line_opens_no_list() -> None:
+    before = [
+        Message("user", "Update the README with the new flags."),
+        Message("assistant", "Done: updated the README with the new flags."),
+    ]
+    summary = "Summary: I fixed the parser. Next we updated the README with the new flags."
+    assert _stale(before, summary) == []

@@ -183,3 +183,36 @@ def test_restrictive_permissions_and_rule_annotations() -> None:
         )
         is RuleState.RETAINED
     )
+
+
+@pytest.mark.parametrize(
+    ("rule", "after", "state"),
+    [
+        # a universal statement in the present describes the standing practice
+        (
+            "Log every refund in the refunds ledger.",
+            "Summary: every refund is logged in the refunds ledger.",
+            RuleState.RETAINED,
+        ),
+        ("回复里不要用表情符号。", "【摘要】约定：回复时不使用表情符号。", RuleState.RETAINED),
+        # a past retelling with a noun "change" is still the rule retold, not another rule
+        (
+            "Run the full test suite before every commit.",
+            "Summary: Earlier the user asked me to run the test suite before committing the --dry-run change, which I did.",
+            RuleState.WEAKENED,
+        ),
+        # a preference keeps the words, not the force ("keep" is a light verb, no other rule)
+        (
+            "No new dependencies without asking me first.",
+            "Summary: the user prefers to keep dependencies to a minimum.",
+            RuleState.WEAKENED,
+        ),
+        (
+            "每天至少巡检两次核心机房。",
+            "【摘要】核心机房有空时巡检一下。",
+            RuleState.WEAKENED,
+        ),  # optional now
+    ],
+)
+def test_statements_retellings_and_optional_wording(rule: str, after: str, state: RuleState) -> None:
+    assert _state(rule, rule, after) is state

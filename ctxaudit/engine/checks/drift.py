@@ -252,7 +252,10 @@ def compare_clause(
     # another action counts too: "…审计日志" (a log) for "…订单数据", "modify" for "archive"
     # — when the text does the rule's own action(s): "写操作最好确认一下" for "…不能替代管理员二次确认" lost the
     # rule's action itself and is a weakened form, not a sibling
-    other_actions = {x for cl in carriers for x in cl.actions} - matched_cands - set(rc.concepts)
+    # (a light verb — keep/use/run/follow — makes no other rule: "prefers to keep dependencies to a minimum")
+    other_actions = (
+        {x for cl in carriers for x in cl.actions} - matched_cands - set(rc.concepts) - LIGHT_VERBS
+    )
     if not all(c in credit for c in core_actions):
         other_actions = set()
     if rule_unmatched and (unrelated or other_actions):

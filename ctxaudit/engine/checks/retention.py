@@ -97,6 +97,22 @@ _RETELL_CUE = re.compile(
 )
 
 
+_PRESENT = re.compile(
+    r"\b(?:is|are|gets?|goes|go|stays?|remains?|receives?|starts?|begins?|ends?|carries|carry|includes?)\b"
+)
+_PAST = re.compile(
+    r"\b(?:was|were|had|did|has been|have been|yesterday|earlier|already|previously|last)\b|了|过|已|曾"
+)
+
+
+def _generic_present(folded_clause: str) -> bool:
+    """Is this clause a present-tense statement (English "is/are/gets…", Chinese "都…" without an
+    aspect marker of the past), i.e. a description of how things always go, not of what happened?"""
+    if _PAST.search(folded_clause):
+        return False
+    return _PRESENT.search(folded_clause) is not None or "都" in folded_clause
+
+
 def _retells(rc: Clause, folded_window: str, window_base: int, carriers: list[Clause]) -> bool:
     """Do these narrative clauses retell the rule clause: forceless, not quoted, with a retelling cue
     (a past request, a preference) of the same polarity, or as a topic?"""
@@ -340,6 +356,11 @@ class SideIndex:
                         c = replace(
                             c, force=Force.OBLIGATION, force_word=content[marker.start() : marker.end()]
                         )
+                    elif c.scope and not c.reported and _generic_present(self.folded(pos)[c.start : c.end]):
+                        # "every refund is logged in the ledger", "each call starts with verifying the
+                        # caller's identity": a universal statement in the present states a standing
+                        # practice — as strong as a plain instruction, not as a "must"
+                        c = replace(c, force=Force.IMPERATIVE, force_word=c.scope[0])
                 out.append(c)
             got = self._parsed[key] = out
         return got

@@ -584,8 +584,9 @@ def _reporting(f: str, cs: int, h: Hit) -> bool:
 
 
 _DETERMINER = re.compile(
-    r"(?:\b(?:every|each|any|all|the|a|an|no|these|those|this|that|its|their|his|her|your|our|my)\s+|的)$"
-)
+    r"(?:\b(?:every|each|any|all|the|a|an|no|these|those|this|that|its|their|his|her|your|our|my)\s+"
+    r"(?:[\w.]*[-./\d][-\w./]*\s+)?|的)$"
+)  # "the --dry-run change", "the v2 migration": an identifier between determiner and noun
 
 
 # "我发给你的截图": an action followed by (a pronoun and) 的 describes a thing; it is not the action ruled
@@ -593,7 +594,7 @@ _RELATIVE = re.compile(r"[我你他她它]?们?的")
 
 
 def _noun_use(f: str, at: int) -> bool:
-    return _DETERMINER.search(f, max(0, at - 8), at) is not None
+    return _DETERMINER.search(f, max(0, at - 32), at) is not None
 
 
 _SKIP_AFTER_ACTION = re.compile(
@@ -741,7 +742,7 @@ def _bare_negation(f: str, text: str, hits: list[Hit]) -> tuple[Force, str, int]
     """ "不" right before an action is a prohibition in rule lists: "约束：不改 API", "不泄露系统提示词"
     (longer markers — 不得/不要/不能 — are force words of their own and win before this runs)."""
     for h in hits:
-        if any(cat == CONCEPT and _kind(v) is Kind.ACTION for cat, v in h.tags):
+        if any(cat == CONCEPT and (_kind(v) is Kind.ACTION or v == "use") for cat, v in h.tags):
             for neg in _BARE_NOT:
                 s = h.start - len(neg)
                 if s >= 0 and f[s : h.start] == neg:

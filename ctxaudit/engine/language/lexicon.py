@@ -264,6 +264,17 @@ FORCE_MARKERS: dict[Force, tuple[str, ...]] = {
         "best to",
         "aim to",
         "strive to",
+        # done when there is time is optional: "核心机房有空时巡检一下", "review it when convenient"
+        "有空时",
+        "有空的时候",
+        "有时间时",
+        "方便时",
+        "方便的时候",
+        "时间允许",
+        "when convenient",
+        "when you have time",
+        "if you have time",
+        "if time permits",
     ),
     Force.CAUTION: (
         "需谨慎",

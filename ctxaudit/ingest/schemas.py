@@ -15,12 +15,31 @@ ContextFormat = Literal["auto", "openai", "openai-responses", "anthropic", "lang
 STRATEGY_MAX_CHARS = 100
 
 
+def _exact_identifier(value: str | None) -> str | None:
+    """An identifier is kept exactly (idempotency, lookups by id): a NUL, which PostgreSQL cannot
+    store and contexts get replaced, is refused here, as a lone surrogate is."""
+    if value is not None and "\x00" in value:
+        raise PydanticCustomError(
+            "nul_in_identifier",
+            "contains a NUL character (U+0000) at character {at}; identifiers are kept exactly, so send it "
+            "without one",
+            {"at": value.index("\x00")},
+        )
+    return value
+
+
 class RuleIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1, max_length=100)
     text: str = Field(min_length=1, max_length=10_000)
     severity: Literal["low", "medium", "high", "critical"] = "high"
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        _exact_identifier(value)
+        return value
 
 
 class EventIn(BaseModel):
@@ -40,6 +59,18 @@ class EventIn(BaseModel):
     after: list[Any] | dict[str, Any] | str
     rules: list[RuleIn] | None = Field(default=None, max_length=500)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("session_id", "model")
+    @classmethod
+    def _identifier(cls, value: str | None) -> str | None:
+        return _exact_identifier(value)
+
+    @field_validator("sequence", mode="before")
+    @classmethod
+    def _sequence(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # JSON true is no position in a session
+            raise PydanticCustomError("int_type", "must be an integer, not true/false")
+        return value
 
     @field_validator("strategy")
     @classmethod

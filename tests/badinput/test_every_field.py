@@ -212,3 +212,33 @@ def test_nul_in_a_form_answers_400(client, alice) -> None:
     )
     assert r.status_code == 400
     assert "form field 'text'" in r.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("field", "payload", "where"),
+    [
+        ("session_id", {"session_id": "run\u0000x"}, 3),
+        ("model", {"model": "gpt\u0000-5"}, 3),
+        ("rules[0].id", {"rules": [{"id": "R\u00001", "text": "Never delete orders."}]}, 1),
+    ],
+)
+def test_a_nul_in_an_identifier_is_refused_naming_the_field(client, api_key, field, payload, where) -> None:
+    before = Event.objects.count()
+    r = _post(client, api_key, json.dumps(event_payload(**payload)))
+    assert r.status_code == 400
+    out = r.json()
+    assert out["field"] == field
+    assert f"NUL character (U+0000) at character {where}" in out["error"]
+    assert Event.objects.count() == before
+
+
+def test_a_nul_in_content_is_stored_as_a_replacement_character(client, api_key) -> None:
+    r = _post(client, api_key, json.dumps(event_payload(after="x\u0000y")))
+    assert r.status_code == 202
+    assert "x\ufffdy" in json.dumps(Event.objects.get(pk=r.json()["id"]).after, ensure_ascii=False)
+
+
+def test_a_boolean_sequence_is_refused(client, api_key) -> None:
+    r = _post(client, api_key, json.dumps(event_payload(sequence=True)))
+    assert r.status_code == 400
+    assert r.json()["field"] == "sequence"

@@ -90,8 +90,8 @@ def joined(spec: EventIn, redact_pii: bool, key: bytes | None) -> tuple[dict[str
 def test_a_hostile_event_is_stored_as_field_by_field_cleaning_stored_it() -> None:
     spec = EventIn.model_validate(
         {
-            "session_id": "alice@example.com-run\u202e1\x00",
-            "model": "gpt-\x00x 13812345678",
+            "session_id": "alice@example.com-run\u202e1",
+            "model": "gpt-x 13812345678",
             "strategy": "summary password=abc",
             "before": [
                 {"role": "system", "content": "call 138"},
@@ -111,8 +111,8 @@ def test_a_hostile_event_is_stored_as_field_by_field_cleaning_stored_it() -> Non
         for key in (KEY, None):
             assert joined(spec, redact_pii, key) == per_field(spec, redact_pii, key)
     out, counts = joined(spec, True, None)
-    assert out["session_id"] == "[EMAIL]-run⟦U+202E⟧1\ufffd"
-    assert out["model"] == "gpt-\ufffdx [PHONE]"
+    assert out["session_id"] == "[EMAIL]-run⟦U+202E⟧1"  # a NUL in an id is refused (400) before this
+    assert out["model"] == "gpt-x [PHONE]"
     assert out["rules"][0]["id"] == "r " + "x" * 85 + " [EMAIL]"
     assert len(joined(spec, True, KEY)[0]["rules"][0]["id"]) == RULE_ID_MAX  # the tag makes it longer: cut
     assert out["strategy"] == "summary password=abc"
@@ -129,17 +129,17 @@ def test_a_hostile_event_is_stored_as_field_by_field_cleaning_stored_it() -> Non
 @pytest.mark.parametrize("seed", range(4))
 def test_random_hostile_events_match_field_by_field_cleaning(seed: int) -> None:
     rnd = random.Random(seed)
-    # pydantic refuses lone surrogates in the str fields (ids, model, strategy, rule text)
+    # pydantic refuses lone surrogates in the str fields (ids, model, strategy, rule text), and
+    # the schema refuses a NUL in an identifier (session_id, model, rule ids: kept exactly)
     ids = [
         *PIECES,
-        *(h.text[:200] for h in CORPUS if "\ud800" not in h.text),
-        "\x00",
+        *(h.text[:200] for h in CORPUS if "\ud800" not in h.text and "\x00" not in h.text),
         "\u202e",
         "password=",
         "abc",
         "@",
     ]
-    pool = [*ids, "\ud800"]
+    pool = [*ids, "\ud800", "\x00"]
 
     def text(limit: int = 10_000, choices: list[str] = pool) -> str:
         return "".join(rnd.choice(choices) for _ in range(rnd.randint(1, 6)))[:limit]

@@ -8,8 +8,8 @@ Input cases use the samples format (shared/samples/README.md), one JSON object p
 `{"id", "source"?, "strategy"?, "description"?, "rules": [{"id", "text", "severity"?}],
 "before": <context>, "after": <context>, "expected"?: {...}}`; a context is any format
 `engine.formats.parse_context` reads (OpenAI messages, Anthropic `{system, messages}`, LangChain,
-plain text). A `.json` file may hold one case or a list of cases; a directory means every
-`*.jsonl`/`*.json` file in it.
+plain text). A `.json` file may hold one case, a list of cases or a session (`{"session", "rules",
+"events": [...]}`: each event is a case); a directory means every `*.jsonl`/`*.json` file in it.
 
 Exit codes (seed §4.6: fail closed — a rule the checker cannot vouch for blocks the change):
     0  every case passed
@@ -186,6 +186,23 @@ def _load_json(path: Path) -> Any:
         raise BadInput(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
 
 
+def _session_cases(data: dict[str, Any], path: Path, fmt: str) -> list[Case]:
+    """The events of a session file (`{"session", "rules", "events": [...]}`, the samples format)
+    as cases, in sequence order: each with the session's rules unless it has its own, named
+    "<session>#<sequence>". The session's own expectations (decay over its events) are
+    evaluate_checks' (ctxaudit.engine.evaluate), not this command's."""
+    sid = str(data.get("session") or data.get("id") or path.stem)
+    out = []
+    events = sorted((e for e in data["events"] if isinstance(e, dict)), key=lambda e: e.get("sequence") or 0)
+    for n, ev in enumerate(events):
+        item = {"rules": data.get("rules"), "strategy": data.get("strategy"), **ev}
+        item["id"] = f"{sid}#{ev.get('sequence', n + 1)}"
+        out.append(case_from_dict(item, f"{path} events[{n}]", fmt=fmt))
+    if not out:
+        raise BadInput(f"{path}: a session file with no events")
+    return out
+
+
 def read_cases(path: Path, *, fmt: str = "auto") -> list[Case]:
     """Cases from a .jsonl file (one per line), a .json file (a case or a list), or a directory."""
     if path.is_dir():
@@ -197,6 +214,8 @@ def read_cases(path: Path, *, fmt: str = "auto") -> list[Case]:
         raise BadInput(f"{path}: no such file")
     if path.suffix == ".json":
         data = _load_json(path)
+        if isinstance(data, dict) and isinstance(data.get("events"), list):
+            return _session_cases(data, path, fmt)
         items = data if isinstance(data, list) else [data]
         return [
             case_from_dict(item, f"{path}[{i}]" if isinstance(data, list) else str(path), fmt=fmt)

@@ -224,3 +224,29 @@ def test_it_shows_each_rules_own_state_and_why_a_case_failed(shared_dir) -> None
     assert all(len(ln.split(": ", 1)[1]) <= 120 for ln in detail)
     assert "  => seed-safe-summary: ok (verdict pass)" in lines
     assert sum(ln.startswith("  => ") for ln in lines) == 8  # the verdict once per case
+
+
+def test_a_session_file_is_checked_event_by_event(tmp_path) -> None:
+    kept = passing_case()
+    lost = failing_case()
+    session = {
+        "session": "run-7",
+        "rules": RULES,
+        "events": [
+            {"sequence": 2, "before": lost["before"], "after": lost["after"]},
+            {
+                "sequence": 1,
+                "before": kept["before"],
+                "after": kept["after"],
+                "expected": {"verdict": "pass"},
+            },
+        ],
+        "expected": {"strength_non_increasing": ["R1"]},
+    }
+    (tmp_path / "session.json").write_text(json.dumps(session, ensure_ascii=False), encoding="utf-8")
+    (tmp_path / "cases.jsonl").write_text(json.dumps(kept, ensure_ascii=False) + "\n", encoding="utf-8")
+    out = io.StringIO()
+    code = main(["check", str(tmp_path), "--json"], stdout=out)
+    verdicts = {c["id"]: c["report"]["verdict"] for c in map(json.loads, out.getvalue().splitlines())}
+    assert verdicts == {"kept": "pass", "run-7#1": "pass", "run-7#2": "fail"}
+    assert code == 1

@@ -65,10 +65,14 @@ _ZH_AUTH = (
     r"(?:已|已经|有|拥有|获得|获|拿到|取得|得到|具有|具备|持有)了?[^，。；,;]{0,8}?(?:授权|批准|许可|权限|审批|同意)"
     r"|(?:已|已经)被?[^，。；,;]{0,6}?(?:授权|批准|同意|审批通过|放行|特批)"
     r"|(?:批准|同意|授权|允许|特批)了|授权(?:已|已经)?(?:通过|生效|下发|获批)|审批(?:已|已经)?通过"
+    r"|(?:说|表示|讲)(?:了|过)?(?:可以|行|没问题|同意)"
 )
 _EN_AUTH = (
     r"\b(?:approved|authori[sz]ed|okayed|ok'd|signed off|green-?lit|sanctioned)\b"
-    r"|\b(?:has|have|had|got|gotten|obtained|received|holds?|hold|with)\s+(?:the\s+|a\s+|an\s+|my\s+|his\s+|her\s+|their\s+)?(?:\w+\s+){0,2}?(?:approval|authori[sz]ation|permission|sign-off|clearance)\b"
+    r"|\b(?:has|have|had|got|gotten|obtained|received|holds?|hold|with)\s+(?:the\s+|a\s+|an\s+|my\s+|his\s+|her\s+|their\s+)?(?:[\w']+\s+){0,2}?(?:approval|authori[sz]ation|permission|sign-off|clearance)\b"
+    # an authority's yes in other words ("my manager said it's fine", "the CFO gave the go-ahead")
+    r"|\b(?:said|says|told (?:me|us)|confirmed)\s+(?:that\s+)?(?:it'?s|it is|this is|that'?s|that is|we'?re|we are)\s+(?:fine|ok(?:ay)?|alright|all right|approved|allowed|good to go)\b"
+    r"|\bsaid\s+(?:yes|ok(?:ay)?|go ahead)\b|\bgave\s+(?:me\s+|us\s+)?(?:the\s+|an?\s+)?(?:go-ahead|ok|okay|green light|thumbs up)\b"
     r"|\b(?:is|are|am|was|were|'m|'re)\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|cleared)\s+to\b"
     r"|\b(?:approval|authori[sz]ation|permission|sign-off|clearance)\s+(?:has\s+been|have\s+been|was|were|is)\s+(?:obtained|granted|given|received|confirmed)\b"
 )
@@ -111,6 +115,9 @@ INJECTION = re.compile(f"{_EN_INJECT}|{_ZH_INJECT}", re.I)
 # Literals every match of FAMILIES / INJECTION contains (lowercase): the fast first scan.
 FAMILY_TRIGGER = literal_trigger(
     [
+        *("said it", "said that", "said this", "said we", "said yes", "said ok", "said go", "says it"),
+        *("told me", "told us", "confirmed it", "confirmed that", "confirmed this", "confirmed we"),
+        *("gave", "说可以", "说行", "说没问题", "说同意", "表示可以", "讲可以", "说了可以", "说过可以"),
         "授权",
         "批准",
         "许可",

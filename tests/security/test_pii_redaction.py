@@ -110,10 +110,11 @@ def test_it_still_reports_a_rule_retained_on_redacted_text(
 def test_it_replaces_nul_bytes_and_lone_surrogates(
     client, api_key, django_capture_on_commit_callbacks
 ) -> None:
-    # Raw JSON escapes: PostgreSQL rejects \u0000 in jsonb, UTF-8 cannot encode \ud800.
+    # Raw JSON escapes: PostgreSQL rejects \u0000 in jsonb, UTF-8 cannot encode \ud800. (In an
+    # identifier a NUL is refused instead: tests/badinput/test_every_field.py.)
     body = json.dumps(
         event_payload(
-            session_id="s\u0000x",
+            session_id="s-x",
             after=[{"role": "user", "content": "a\u0000b\ud800c"}],
             metadata={"k\u0000": "v"},
         )
@@ -128,7 +129,6 @@ def test_it_replaces_nul_bytes_and_lone_surrogates(
     assert r.status_code == 202
     event = Event.objects.select_related("session").get(pk=r.json()["id"])
     assert event.after[0]["content"] == "a\ufffdb\ufffdc"
-    assert event.session.external_id == "s\ufffdx"
     assert event.metadata == {"k\ufffd": "v"}
     assert event.status == "checked"
 

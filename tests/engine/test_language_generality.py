@@ -216,3 +216,17 @@ def test_restrictive_permissions_and_rule_annotations() -> None:
 )
 def test_statements_retellings_and_optional_wording(rule: str, after: str, state: RuleState) -> None:
     assert _state(rule, rule, after) is state
+
+
+def test_labels_are_found_as_before_when_only_tried_near_separators() -> None:
+    from ctxaudit.engine.language.labels import _LABEL, _label_matches
+
+    texts = [
+        "Summary: Rollout guardrail: abort if error rate > 2% persists beyond 10 min.",
+        '{"standing_rules": ["no tabs", "use pnpm"], "note": "x"}',
+        "之前的对话摘要：已新建迁移文件。项目约定：提交信息使用 Conventional Commits 格式。",
+        "Standing rule from Operations - each call starts with verifying identity",
+        "x" * 5000 + "rules" + "y" * 5000,  # a label word and no separator
+    ]
+    for t in texts:
+        assert [m.span() for m in _label_matches(t)] == [m.span() for m in _LABEL.finditer(t)]

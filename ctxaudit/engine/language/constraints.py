@@ -594,7 +594,10 @@ _RELATIVE = re.compile(r"[我你他她它]?们?的")
 
 
 def _noun_use(f: str, at: int) -> bool:
-    return _DETERMINER.search(f, max(0, at - 32), at) is not None
+    if _DETERMINER.search(f, max(0, at - 8), at) is not None:
+        return True
+    # the longer look-back only where an identifier may stand between ("the --dry-run change")
+    return f[at - 1 : at] == " " and _DETERMINER.search(f, max(0, at - 32), at) is not None
 
 
 _SKIP_AFTER_ACTION = re.compile(

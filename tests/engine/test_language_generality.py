@@ -230,3 +230,24 @@ def test_labels_are_found_as_before_when_only_tried_near_separators() -> None:
     ]
     for t in texts:
         assert [m.span() for m in _label_matches(t)] == [m.span() for m in _LABEL.finditer(t)]
+
+
+@pytest.mark.parametrize(
+    ("rule", "after", "state"),
+    [
+        # what must come first conditions the act: "X 前必须 Y" = "Y 完成前，不能 X", not its reversal
+        (
+            "删除任何表之前必须先做全量备份。",
+            "【摘要】红线：全量备份完成前，任何表都不能删除。",
+            RuleState.RETAINED,
+        ),
+        # synonym groups: discuss = talk about, salary = pay; 转交 = 交由
+        (
+            "Never discuss an employee's salary with another employee.",
+            "Summary: rule - under no circumstances talk about one employee's pay with another employee.",
+            RuleState.RETAINED,
+        ),
+    ],
+)
+def test_preconditions_and_synonym_groups(rule: str, after: str, state: RuleState) -> None:
+    assert _state(rule, rule, after) is state

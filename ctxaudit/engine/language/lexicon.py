@@ -296,6 +296,9 @@ FORCE_MARKERS: dict[Force, tuple[str, ...]] = {
         "cautious",
         "caution",
         "with care",
+        "be discreet",
+        "discreet",
+        "discretion",
         "be mindful",
         "mindful",
         "take care",
@@ -400,6 +403,12 @@ CONDITION_MARKERS: tuple[str, ...] = (
     "only if",
     "only when",
     "provided that",
+    # "X 前必须 Y" = "Y 完成前不得 X" = "never X until Y": what must come first conditions the act
+    "之前",
+    "以前",
+    "直到",
+    "before",
+    "until",
 )
 
 # Qualifiers that pick a part out of a whole: "所有查询" → "大查询", "every API change" → "important API
@@ -611,7 +620,7 @@ CONCEPTS: tuple[Concept, ...] = (
         A,
         "输出",
         "reveal",
-        "输出|泄露|泄漏|外传|外泄|出现|透露|显示|展示|暴露|披露|打印|告诉|告知|提供|给出|返回|发布|reveal|disclose|expose|output|print|display|show|leak|share|tell|return|publish|echo",
+        "输出|泄露|泄漏|外传|外泄|出现|透露|显示|展示|暴露|披露|打印|告诉|告知|提供|给出|返回|发布|reveal|disclose|expose|output|print|display|show|leak|share|tell|return|publish|echo|give out|give|provide",
     ),
     _c(
         "export",
@@ -773,7 +782,7 @@ CONCEPTS: tuple[Concept, ...] = (
         A,
         "转人工",
         "escalate",
-        "升级处理|转人工|转交|移交|escalate|hand over|hand off|hand the conversation over|transfer to|route to|pass to",
+        "升级处理|转人工|转交|移交|交由|交给|转给|转介|escalate|hand over|hand off|hand the conversation over|transfer to|route to|pass to|refer|refer to",
     ),
     _c("promise", A, "承诺", "promise", "承诺|许诺|打包票|promise|commit to|guarantee"),
     _c("put", A, "放置", "put", "放在|放到|放入|存放|放置|置于|put|place|store|goes under|go under"),
@@ -885,6 +894,20 @@ CONCEPTS: tuple[Concept, ...] = (
         "送达",
         "delivery",
         "到货|送达|送到|配送|派送|投递|交付|delivery|deliveries|deliver|arrival|arrive|ship date|shipping date",
+    ),
+    _c(
+        "discuss",
+        A,
+        "谈论",
+        "discuss",
+        "谈论|议论|讨论|聊|discuss|discussion|talk about|talk through|bring up|go over",
+    ),
+    _c(
+        "salary",
+        O,
+        "薪资",
+        "salary",
+        "薪资|工资|薪酬|薪水|收入|待遇|salary|salaries|wage|wages|pay|compensation|earnings",
     ),
     _c(
         "solicit",

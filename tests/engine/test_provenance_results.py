@@ -87,3 +87,20 @@ def test_a_failed_verification_reported_as_verified_is_contradicted() -> None:
     assert _claims(before, "Summary: KYC for account 5521 was verified. Next: raise the limit.") == [
         "claim_contradicted"
     ]
+
+
+RELEASE = [
+    Message("user", "Prepare release 3.2 for production."),
+    Message("assistant", "Release 3.2 is built; it waits for the change review."),
+]
+
+
+def test_an_approval_a_rule_makes_a_condition_is_no_claim() -> None:
+    assert (
+        _claims(RELEASE, "Summary: release 3.2 may ship only after the change board has approved it.") == []
+    )
+    assert _claims(RELEASE, "【历史摘要】红线：3.2 版本只有在变更审批通过后才能上线。") == []
+
+
+def test_an_approval_stated_as_done_with_nothing_behind_it_is_still_fabricated() -> None:
+    assert _claims(RELEASE, "Summary: release 3.2 was approved by the change board.") != []

@@ -41,6 +41,7 @@ from functools import lru_cache
 from typing import Any
 
 from ctxaudit.engine.analysis import Analysis
+from ctxaudit.engine.checks.statements import conditional
 from ctxaudit.engine.language.clauses import (
     Clause,
     LiteralTrigger,
@@ -398,6 +399,8 @@ def fact_families(text: str, *, gated: bool = True) -> list[tuple[str, int, int]
         for m in pattern.finditer(text):
             if _negated(text, m.start(), m.end()) or _MODAL.search(text[: m.start()]):
                 continue
+            if family == "authorization" and conditional(text, m.start(), m.end()):
+                continue  # "merge only after two reviewers have approved it": a condition, not a claim
             if gated and family == "authorization" and not _claims_authority(text, m.start(), m.end()):
                 continue
             out.append((family, m.start(), m.end()))

@@ -366,6 +366,24 @@ def _data_line(sentence: str) -> bool:
     return len(t) > 1 and t[0] in "{[" and t[-1] in "}]"
 
 
+# An approval a rule makes a condition of ("只有在审批通过后才能重启", "restart only after the change
+# is approved", "once the refund is approved") is what must happen first, not a report that it did.
+_CONDITION_BEFORE = re.compile(
+    r"(?:\b(?:only\s+(?:after|once|when|if)|unless|until|once|if|after|before|when|as soon as)\s+(?:\S+\s+){0,6}$)"
+    r"|(?:只有在|只有|唯有|须在|必须在|需在|待|等到|一旦|如果|若|除非|直到)\S{0,8}$",
+    re.I,
+)
+_CONDITION_AFTER = re.compile(r"^\s*(?:之后|以后|后)?\s*(?:才|方可|再)")
+
+
+def conditional(sentence: str, start: int, end: int) -> bool:
+    """The approval at sentence[start:end] is a condition of something else, not a report."""
+    return bool(
+        _CONDITION_BEFORE.search(sentence[max(0, start - 60) : start])
+        or _CONDITION_AFTER.match(sentence[end : end + 8])
+    )
+
+
 def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[Statement]:
     sentence = content[s:e]
     m: re.Match[str] | None
@@ -400,7 +418,11 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
     if not found:
         for pattern in (_EN_AGENTLESS, _ZH_AGENTLESS):
             m = pattern.search(sentence)
-            if m and not _negated(sentence, m.start(), m.end()):
+            if (
+                m
+                and not _negated(sentence, m.start(), m.end())
+                and not conditional(sentence, m.start(), m.end())
+            ):
                 found = True
                 yield _make(
                     index, content, s, e, "unknown", "consent", s + m.start(), s + m.end(), passive=True

@@ -86,7 +86,9 @@ def _wanted(st: Statement) -> dict[str, float]:
 def _names_role(st: Statement, support: g.Support) -> bool:
     """Whether `support` holds the role an identity statement claims (its last word: "owner" in
     "the requester is the account owner")."""
-    role = list(terms(st.text[st.act_start - st.start : st.act_end - st.start]))
+    found = terms(st.text[st.act_start - st.start : st.act_end - st.start])
+    # words and bigrams in text order; a lone CJK character (in set order) never decides
+    role = [t for t in found if len(t) > 1] or list(found)
     return not role or role[-1] in support.found
 
 

@@ -51,6 +51,7 @@ from ctxaudit.engine.compare import (
     format_comparison,
     read_results,
 )
+from ctxaudit.engine.evaluate import CaseError, session_events
 from ctxaudit.engine.formats import FORMATS, ContextFormatError, parse_context
 from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.runner import run_checks
@@ -187,20 +188,16 @@ def _load_json(path: Path) -> Any:
 
 
 def _session_cases(data: dict[str, Any], path: Path, fmt: str) -> list[Case]:
-    """The events of a session file (`{"session", "rules", "events": [...]}`, the samples format)
-    as cases, in sequence order: each with the session's rules unless it has its own, named
+    """The events of a session file (the samples format; evaluate.session_events) as cases named
     "<session>#<sequence>". The session's own expectations (decay over its events) are
-    evaluate_checks' (ctxaudit.engine.evaluate), not this command's."""
-    sid = str(data.get("session") or data.get("id") or path.stem)
-    out = []
-    events = sorted((e for e in data["events"] if isinstance(e, dict)), key=lambda e: e.get("sequence") or 0)
-    for n, ev in enumerate(events):
-        item = {"rules": data.get("rules"), "strategy": data.get("strategy"), **ev}
-        item["id"] = f"{sid}#{ev.get('sequence', n + 1)}"
-        out.append(case_from_dict(item, f"{path} events[{n}]", fmt=fmt))
-    if not out:
+    evaluate_checks', not this command's."""
+    try:
+        events = session_events(data, str(path))
+    except CaseError as exc:
+        raise BadInput(f"{path}: {exc}") from None
+    if not events:
         raise BadInput(f"{path}: a session file with no events")
-    return out
+    return [case_from_dict({**ev, "id": cid}, where, fmt=fmt) for cid, _, where, ev in events]
 
 
 def read_cases(path: Path, *, fmt: str = "auto") -> list[Case]:

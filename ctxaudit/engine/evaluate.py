@@ -217,23 +217,40 @@ def _kind(raw: Any, default: str, where: str) -> str:
     return raw.strip()
 
 
-def _session(raw: dict[str, Any], origin: str) -> tuple[list[Case], Session]:
+def session_events(raw: dict[str, Any], origin: str) -> list[tuple[str, int, str, dict[str, Any]]]:
+    """The events of a session file (`{"session", "rules", "events": [...]}`) in sequence order,
+    each as (case id "<session>#<sequence>", sequence, where, event), the event carrying the
+    session's rules when it has none of its own. Raises CaseError when events is no list of objects."""
     sid = str(raw.get("session") or raw.get("id") or origin)
-    rules = _rules(raw.get("rules"), origin)
-    session_kind = _kind(raw.get("kind"), UNLABELLED, origin)
-    cases = []
     events = raw.get("events")
     if not isinstance(events, list):
         raise CaseError(f"{origin}: events must be a list")
+    out = []
     for n, ev in enumerate(sorted(events, key=lambda e: e.get("sequence", 0) if isinstance(e, dict) else 0)):
         where = f"{origin} events[{n}]"
         if not isinstance(ev, dict):
             raise CaseError(f"{where}: an event must be an object")
         seq = ev.get("sequence", n + 1)
-        ev_rules = _rules(ev["rules"], where) if "rules" in ev else rules
-        expected = ev.get("expected") or {}
-        kind = _kind(ev.get("kind"), session_kind, where)
-        cases.append(Case(f"{sid}#{seq}", where, _pair(ev, ev_rules, where), expected, sid, seq, kind))
+        out.append((f"{sid}#{seq}", seq, where, ev if "rules" in ev else {**ev, "rules": raw.get("rules")}))
+    return out
+
+
+def _session(raw: dict[str, Any], origin: str) -> tuple[list[Case], Session]:
+    sid = str(raw.get("session") or raw.get("id") or origin)
+    _rules(raw.get("rules"), origin)  # the session's own rules are checked even when every event has its own
+    session_kind = _kind(raw.get("kind"), UNLABELLED, origin)
+    cases = [
+        Case(
+            cid,
+            where,
+            _pair(ev, _rules(ev["rules"], where), where),
+            ev.get("expected") or {},
+            sid,
+            seq,
+            _kind(ev.get("kind"), session_kind, where),
+        )
+        for cid, seq, where, ev in session_events(raw, origin)
+    ]
     return cases, Session(sid, origin, raw.get("expected") or {}, tuple(c.id for c in cases), session_kind)
 
 

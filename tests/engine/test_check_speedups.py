@@ -138,3 +138,21 @@ def test_nfkc_equals_unicodedata_on_mixed_width_text() -> None:
     for _ in range(5_000):
         s = "".join(rnd.choice(pool) for _ in range(rnd.randint(0, 12)))
         assert nfkc(s) == unicodedata.normalize("NFKC", s), repr(s)
+
+
+def test_the_pending_list_gate_keeps_every_listed_sentence_of_the_corpus(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ctxaudit.engine.checks import stale
+    from ctxaudit.engine.language.clauses import LiteralTrigger
+
+    texts = _after_texts()
+    gated = [stale._pending_sentences(t) for t in texts]
+
+    class _Everywhere(LiteralTrigger):
+        def spans(self, low: str) -> list[tuple[int, int]]:
+            return [(i, i + 1) for i in range(len(low))]
+
+    monkeypatch.setattr(stale, "_LIST_WORDS", _Everywhere(["x"]))
+    assert gated == [stale._pending_sentences(t) for t in texts]
+    assert sum(map(len, gated)) > 20  # the corpus does list pending items

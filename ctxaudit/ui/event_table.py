@@ -81,11 +81,11 @@ def _what(e: Event, s: Mapping[str, Any]) -> str:
 
 
 def event_rows_html(
-    events: Iterable[Event], summaries: Mapping[int, Mapping[str, Any]], progress: Mapping[int, int]
+    events: Iterable[Event], summaries: Mapping[int, Mapping[str, Any]], project_names: Mapping[int, str]
 ) -> SafeString:
-    """The `<tr>` of each event, newest first as given. `events` have `project` and `session`
-    loaded; `summaries` is ui.event_rows.row_summaries of them; `progress` is
-    regression.selectors.checklist_progress of their ids (steps done)."""
+    """The `<tr>` of each event, newest first as given. `events` have `session` loaded and
+    `checklist_done` annotated (regression.selectors.checklist_done: steps done); `summaries` is
+    ui.event_rows.row_summaries of them; `project_names`: {project id: name} of their projects."""
     detail, timeline, checklist = (
         _url_of("ui:event-detail"),
         _url_of("ui:session-detail"),
@@ -103,12 +103,12 @@ def event_rows_html(
             if sev
             else '<span class="muted">–</span>'
         )
-        done = progress.get(e.pk, 0)
+        done = e.checklist_done  # type: ignore[attr-defined]
         out.append(
             f'    <tr class="ev ev-{state}">\n'
             f'      <td class="when"><a href="{detail(e.pk)}">{localtime(e.occurred_at).strftime("%Y-%m-%d %H:%M")}</a></td>\n'
             f'      <td><span class="badge badge-{badge}">{badge}</span></td>\n'
-            f"      <td>{escape(e.project.name)}</td>\n"
+            f"      <td>{escape(project_names[e.project_id])}</td>\n"
             f'      <td class="session mono" title="{escape(session)}"><a href="{detail(e.pk)}">'
             f"{escape(_truncate(session, SESSION_ID_SHOWN))}</a> "
             f'<a class="timeline-link" href="{timeline(e.session_id)}">timeline</a></td>\n'

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Case, Count, IntegerField, OuterRef, QuerySet, Subquery, TextField, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    FilteredRelation,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    TextField,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 
@@ -13,6 +26,7 @@ from ctxaudit.alerts.access import alerts_for_user
 from ctxaudit.alerts.kinds import SEVERITIES, severity_rank
 from ctxaudit.alerts.models import Alert
 from ctxaudit.audits.models import RuleOutcome
+from ctxaudit.projects.models import Project
 
 # Filter values of the list page; "active" (open + acknowledged) is the default view.
 STATUS_FILTERS = ("active", "open", "acknowledged", "resolved", "all")
@@ -105,6 +119,28 @@ def alerts_filtered(qs: QuerySet[Alert], f: dict[str, str], user: User | Anonymo
     elif assignee:
         qs = qs.filter(assignee__username=assignee)
     return qs
+
+
+def with_open_alert_counts(projects: QuerySet[Project]) -> QuerySet[Project]:
+    """`projects` annotated `open_alerts_<severity>` for each of SEVERITIES: their open, unmuted
+    alerts, counted in the projects' own query (a page that lists the user's projects anyway
+    spares the nav its query; issue 13). Only open alerts are joined (FilteredRelation)."""
+    # As open_alerts_by_severity: open, and not muted until later (exclude(muted_until__gt=now)).
+    unmuted = Q(alerts__muted_until__isnull=True) | Q(alerts__muted_until__lte=timezone.now())
+    cond = Q(alerts__status=Alert.Status.OPEN) & unmuted
+    joined = projects.annotate(open_alert=FilteredRelation("alerts", condition=cond))
+    return joined.annotate(
+        **{f"open_alerts_{s}": Count("open_alert", filter=Q(open_alert__severity=s)) for s in SEVERITIES}
+    )
+
+
+def open_alert_counts(projects: Iterable[Project]) -> list[dict[str, Any]]:
+    """open_alerts_by_severity's list, summed over projects of with_open_alert_counts."""
+    listed = list(projects)
+    return [
+        {"severity": s, "count": sum(getattr(p, f"open_alerts_{s}") for p in listed)}
+        for s in sorted(SEVERITIES, key=severity_rank, reverse=True)
+    ]
 
 
 def open_alerts_by_severity(user: User | AnonymousUser) -> list[dict[str, Any]]:

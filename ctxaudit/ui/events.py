@@ -16,6 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from ctxaudit.alerts.kinds import KNOWN_KINDS, severity_rank
+from ctxaudit.alerts.selectors import open_alert_counts, with_open_alert_counts
 from ctxaudit.core.params import db_int
 from ctxaudit.engine.checks.rule_findings import RULE_FINDING_KINDS
 from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
@@ -71,10 +72,10 @@ LIST_COLUMNS = (
 @require_GET
 @vary_on_headers("HX-Request")
 def event_list(request: HttpRequest) -> HttpResponse:
-    # The user's projects, read once: the filter's choices, the rows' project names and the
-    # scope of every query below (issue 13: each query of this page costs about as much in
+    # The user's projects, read once: the filter's choices, the rows' project names, the nav's
+    # open alerts and the scope of every query below (issue 13: each query of this page costs about as much in
     # Django and on the wire as the keyset read of its 50 rows in the database).
-    projects = list(projects_for_user(request.user).order_by("name").only("id", "name"))
+    projects = list(with_open_alert_counts(projects_for_user(request.user).order_by("name").only("id", "name")))
     names = {p.pk: p.name for p in projects}
     f = {
         k: request.GET.get(k, "").strip()
@@ -114,6 +115,7 @@ def event_list(request: HttpRequest) -> HttpResponse:
         "filtered": any(f.values()),
         "query": query,
         "projects": projects,
+        "alert_counts": open_alert_counts(projects),
         "strategies": Event.STRATEGIES,
         "verdicts": VERDICTS,
     }

@@ -12,7 +12,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, CharField, Exists, F, IntegerField, Lookup, OuterRef, Q, QuerySet, Value
+from django.db.models import (
+    BooleanField,
+    CharField,
+    Exists,
+    F,
+    IntegerField,
+    Lookup,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+)
 
 from ctxaudit.alerts.titles import kind_label
 from ctxaudit.audits.models import Finding, RuleOutcome

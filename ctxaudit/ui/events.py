@@ -75,7 +75,9 @@ def event_list(request: HttpRequest) -> HttpResponse:
     # The user's projects, read once: the filter's choices, the rows' project names, the nav's
     # open alerts and the scope of every query below (issue 13: each query of this page costs about as much in
     # Django and on the wire as the keyset read of its 50 rows in the database).
-    projects = list(with_open_alert_counts(projects_for_user(request.user).order_by("name").only("id", "name")))
+    projects = list(
+        with_open_alert_counts(projects_for_user(request.user).order_by("name").only("id", "name"))
+    )
     names = {p.pk: p.name for p in projects}
     f = {
         k: request.GET.get(k, "").strip()

@@ -64,7 +64,9 @@ def test_every_page_of_a_long_list_takes_the_same_five_queries(client, alice, pr
     events = _bulk(project, 260)
     for e in events[::7]:
         Finding.objects.create(event=e, kind="rule_missing", severity="high", rule_id="R1", message="lost")
-        RuleOutcome.objects.create(event=e, rule_id="R1", text="Never share keys.", state="missing", strength=0.0)
+        RuleOutcome.objects.create(
+            event=e, rule_id="R1", text="Never share keys.", state="missing", strength=0.0
+        )
     ChecklistStep.objects.create(event=events[200], step=1, status=ChecklistStep.Status.DONE)
     client.login(username="alice", password=PASSWORD)
     n_first, first = _queries(client, "/")
@@ -144,7 +146,13 @@ def test_the_nav_on_the_list_counts_the_open_unmuted_alerts_of_the_users_project
         ]
     ):
         Alert.objects.create(
-            project=p, kind="rule_missing", rule_id=f"R{i}", title="t", severity=sev, status=status, muted_until=muted
+            project=p,
+            kind="rule_missing",
+            rule_id=f"R{i}",
+            title="t",
+            severity=sev,
+            status=status,
+            muted_until=muted,
         )
     _bulk(project, 2)
     client.login(username="alice", password=PASSWORD)

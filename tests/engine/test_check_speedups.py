@@ -156,3 +156,41 @@ def test_the_pending_list_gate_keeps_every_listed_sentence_of_the_corpus(
     monkeypatch.setattr(stale, "_LIST_WORDS", _Everywhere(["x"]))
     assert gated == [stale._pending_sentences(t) for t in texts]
     assert sum(map(len, gated)) > 20  # the corpus does list pending items
+
+
+_REPORT_UNDER_SEED = """
+import hashlib, json, sys
+sys.path.insert(0, "benchmarks")
+import engine_bench
+from ctxaudit.engine import run_checks
+from ctxaudit.engine.tokens import CharCounter
+pair, *_ = engine_bench.make_event("json", 50_000, 50)
+r = run_checks(pair, counter=CharCounter())
+rules = [(x.rule_id, x.state.value, round(x.strength, 4)) for x in r.rules]
+found = [(f.kind, f.message, [(s.side, s.message_index, s.start, s.end) for s in f.evidence]) for f in r.findings]
+print(json.dumps({"rules": rules, "findings": found}))
+"""
+
+
+def test_the_report_does_not_depend_on_the_hash_seed() -> None:
+    """Rules that share concepts were ranked through set order: on this 50k-token JSON-log event
+    one rule read "weakened" under one PYTHONHASHSEED and "missing" under another."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    reports = []
+    for seed in ("1", "2", "3", "4"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", _REPORT_UNDER_SEED],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        reports.append(json.loads(out.stdout))
+    assert len(reports[0]["rules"]) == 50
+    assert all(r == reports[0] for r in reports[1:])

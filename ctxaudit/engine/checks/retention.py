@@ -33,7 +33,6 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
-from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ctxaudit.engine.checks.drift import (
@@ -409,17 +408,19 @@ class SideIndex:
                 target[r] = max(target.get(r, 0.0), w)
         if not specific:
             specific, generic = generic, {}
+        # concepts in a fixed order and ties by text order: the same report whatever the hash seed
+        # (the concept sets' order is not; float sums and ties followed it)
         scores: dict[tuple[int, int], float] = {}
-        for cid, w in specific.items():
+        for cid, w in sorted(specific.items()):
             for key in postings.get(cid, ()):
                 scores[key] = scores.get(key, 0.0) + w
-        for cid, w in generic.items():
+        for cid, w in sorted(generic.items()):
             for key in postings.get(cid, ()):
                 if key in scores:
                     scores[key] += w
         if not scores:
             return []
-        top = heapq.nlargest(TOP_K * 3, scores.items(), key=itemgetter(1))
+        top = heapq.nlargest(TOP_K * 3, scores.items(), key=lambda kv: (kv[1], -kv[0][0], -kv[0][1]))
         top.sort(key=lambda kv: (kv[1], _role_rank(self.msgs[kv[0][0]][1].role)), reverse=True)
         return [k for k, _ in top[:TOP_K]]
 

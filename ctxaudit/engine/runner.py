@@ -8,6 +8,7 @@ from dataclasses import replace
 from ctxaudit.engine.analysis import analyse
 from ctxaudit.engine.checks import CHECKS
 from ctxaudit.engine.checks.rule_findings import RULE_FINDING_KINDS
+from ctxaudit.engine.language.clauses import sentence_memo
 from ctxaudit.engine.tokens import TokenCounter, default_counter, token_stats
 from ctxaudit.engine.types import AuditReport, ContextPair, Finding, RuleResult, Severity
 
@@ -65,10 +66,11 @@ def run_checks(
     names = list(CHECKS) if enabled is None else list(enabled)
     results: list[RuleResult] = []
     findings: list[Finding] = []
-    for name in names:
-        out = CHECKS[name](a)
-        results += out.rule_results
-        findings += out.findings
+    with sentence_memo():
+        for name in names:
+            out = CHECKS[name](a)
+            results += out.rule_results
+            findings += out.findings
     findings = [bounded(f) for f in findings]
     summary_elevated = any(f.kind == "summary_elevated" for f in findings)
     unauditable = sum(1 for f in findings if f.kind == "unauditable_compaction")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import ahocorasick
@@ -170,17 +172,51 @@ def _trimmed(content: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def sentences(content: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each non-empty sentence in `content`."""
+_LEAD_CHARS = "".join(sorted(_LEAD))
+_TAIL_CHARS = "".join(sorted(_TAIL))
+
+
+def _split(content: str) -> list[tuple[int, int]]:
     pos = 0
-    for m in _SENTENCE_END.finditer(content):
-        s, e = _trimmed(content, pos, m.end())
+    lead, tail = _LEAD_CHARS, _TAIL_CHARS
+    out = []
+    for end in [*(m.end() for m in _SENTENCE_END.finditer(content)), len(content)]:
+        seg = content[pos:end]
+        s = end - len(seg.lstrip(lead))
+        e = pos + len(seg.rstrip(tail))
         if e > s:
-            yield s, e
-        pos = m.end()
-    s, e = _trimmed(content, pos, len(content))
-    if e > s:
-        yield s, e
+            out.append((s, e))
+        pos = end
+    return out
+
+
+# The sentence bounds of each text split during one run of the checks: several checks read the
+# same messages sentence by sentence. Scoped to the run (see sentence_memo), so no text outlives it.
+_RUN_SENTENCES: ContextVar[dict[str, list[tuple[int, int]]] | None] = ContextVar(
+    "run_sentences", default=None
+)
+
+
+@contextmanager
+def sentence_memo() -> Iterator[None]:
+    """Within this block, each text is split into sentences once (runner.run_checks uses it)."""
+    token = _RUN_SENTENCES.set({})
+    try:
+        yield
+    finally:
+        _RUN_SENTENCES.reset(token)
+
+
+def sentences(content: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each non-empty sentence in `content`, trimmed as _trimmed trims (by
+    str.lstrip/rstrip, at C speed); split once per text inside a sentence_memo block."""
+    memo = _RUN_SENTENCES.get()
+    if memo is None:
+        return iter(_split(content))
+    got = memo.get(content)
+    if got is None:
+        got = memo[content] = _split(content)
+    return iter(got)
 
 
 _SUMMARY_MARKER = re.compile(
@@ -380,6 +416,17 @@ def literal_trigger(words: Iterable[str]) -> LiteralTrigger:
     return LiteralTrigger(words)
 
 
+# Summary words near a message's start (a case-insensitive literal search: an automaton on the
+# casefolded text costs an eighth of re.I's alternation, once per new message)
+_SUMMARY_HINT = literal_trigger(
+    [
+        *("摘要", "总结", "概要", "历史", "此前", "之前的对话"),
+        *("summary", "summaris", "summariz", "previous conversation", "earlier conversation"),
+        *("continued from", "so far", "recap"),
+    ]
+)
+
+
 def trigger_clauses(
     content: str, index: int, role: str, trigger: LiteralTrigger, low: str | None = None
 ) -> list[Clause]:
@@ -399,10 +446,6 @@ def trigger_clauses(
     return out
 
 
-_SUMMARY_HINT = re.compile(
-    r"摘要|总结|概要|历史|此前|之前的对话|summary|summari[sz]|previous conversation|earlier conversation|continued from|so far|recap",
-    re.I,
-)
 # Strategy families whose compressor writes one summary (engine/strategies.py maps any name to its family).
 SUMMARY_STRATEGIES = frozenset({"summary", "structured", "role_separated"})
 SUMMARY_KINDS = frozenset({"summary", "compact_summary", "history_summary"})
@@ -482,6 +525,10 @@ class PairIndex:
         for i, m in self.written_messages():
             if m.role == "system" or m.kind == "encrypted_compaction":
                 continue
-            if m.kind in SUMMARY_KINDS or _SUMMARY_HINT.search(m.content[:300]) or (by_strategy and not out):
+            if (
+                m.kind in SUMMARY_KINDS
+                or _SUMMARY_HINT.found(m.content[:300].casefold())
+                or (by_strategy and not out)
+            ):
                 out.append((i, m))
         return out

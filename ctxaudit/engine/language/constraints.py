@@ -95,13 +95,24 @@ class Matcher:
     ) -> None:
         """extra: fallback tokens → (concept id, weight). only: keep just these concept ids (and no
         force/scope/… surfaces) — a lean automaton for the sentence index."""
-        table = dict(_base_table())
-        if only is not None:
-            table = {
-                k: kept
-                for k, v in table.items()
-                if (kept := [(tag, mode) for tag, mode in v if tag[0] == CONCEPT and tag[1] in only])
-            }
+        # The lexicon's surfaces and what the automaton stores for them are computed once per
+        # process (_base_values); a rule set only changes the surfaces its fallback tokens touch
+        # (and `only` keeps the surfaces of a few concepts).
+        base = _base_dict()
+        if only is None:
+            values = dict(_base_values())
+            table: dict[str, list[tuple[tuple[str, str], int]]] = {}
+        else:
+            by_concept = _surfaces_by_concept()
+            table = {}
+            for cid in only:
+                for surface in by_concept.get(cid, ()):
+                    if surface not in table:
+                        table[surface] = [
+                            (tag, mode) for tag, mode in base[surface] if tag[0] == CONCEPT and tag[1] in only
+                        ]
+            values = {}
+        touched: set[str] = set(table)
         self.fallback_weight: dict[str, float] = {}
         for token, (cid, weight) in (extra or {}).items():
             self.fallback_weight[cid] = weight
@@ -112,26 +123,18 @@ class Matcher:
                 # a copy: the base table's lists are shared by every matcher (_base_table is cached),
                 # and a fallback token that is also a lexicon surface ("any", "供应") must not leak
                 # into the next rule set's matcher
-                entries = table[surface] = list(table.get(surface, ()))
+                current = table.get(surface)
+                if current is None:
+                    current = base.get(surface, ()) if only is None else ()
+                entries = table[surface] = list(current)
+                touched.add(surface)
                 if ((CONCEPT, cid), mode) not in entries:
                     entries.append(((CONCEPT, cid), mode))
+        for surface in touched:
+            values[surface] = _surface_value(surface, table[surface])
         auto = ahocorasick.Automaton()
-        for surface, entries in table.items():
-            ents = tuple(entries)
-            plain = all(mode == _WORD for _, mode in ents)
-            tags = tuple(tag for tag, _ in ents)
-            concepts = tuple(v for (cat, v) in tags if cat == CONCEPT)
-            auto.add_word(
-                surface,
-                (
-                    len(surface),
-                    surface[0].isascii(),
-                    ents,
-                    tags if plain else None,
-                    concepts,
-                    surface[-1].isalpha(),
-                ),
-            )
+        for surface, value in values.items():
+            auto.add_word(surface, value)
         auto.make_automaton()
         self._auto = auto
 
@@ -251,6 +254,52 @@ def _english_forms(surface: str) -> list[tuple[str, int]]:
         elif surface.endswith("y"):
             forms.append((surface[:-1], _STEM_Y))
     return forms
+
+
+_Value = tuple[
+    int,
+    bool,
+    tuple[tuple[tuple[str, str], int], ...],
+    "tuple[tuple[str, str], ...] | None",
+    tuple[str, ...],
+    bool,
+]
+
+
+def _surface_value(surface: str, entries: list[tuple[tuple[str, str], int]]) -> _Value:
+    """What a matcher's automaton stores for one surface (Matcher.scan unpacks it)."""
+    ents = tuple(entries)
+    plain = all(mode == _WORD for _, mode in ents)
+    tags = tuple(tag for tag, _ in ents)
+    concepts = tuple(v for (cat, v) in tags if cat == CONCEPT)
+    return (
+        len(surface),
+        surface[0].isascii(),
+        ents,
+        tags if plain else None,
+        concepts,
+        surface[-1].isalpha(),
+    )
+
+
+@lru_cache(maxsize=1)
+def _base_dict() -> dict[str, list[tuple[tuple[str, str], int]]]:
+    return dict(_base_table())
+
+
+@lru_cache(maxsize=1)
+def _base_values() -> dict[str, _Value]:
+    return {surface: _surface_value(surface, entries) for surface, entries in _base_table()}
+
+
+@lru_cache(maxsize=1)
+def _surfaces_by_concept() -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for surface, entries in _base_table():
+        for (cat, value), _ in entries:
+            if cat == CONCEPT and (not out.get(value) or out[value][-1] != surface):
+                out.setdefault(value, []).append(surface)
+    return out
 
 
 @lru_cache(maxsize=1)

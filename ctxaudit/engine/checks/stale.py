@@ -237,7 +237,7 @@ class _Instructions:
         self.ids: list[frozenset[str]] = []
         self.totals: list[float] = []
         self.of_message: dict[int, list[int]] = defaultdict(list)
-        seen: dict[str, int] = {}
+        seen: dict[frozenset[str], int] = {}
         for i, m in enumerate(before):
             if not _is_live_user(m):
                 continue
@@ -248,7 +248,7 @@ class _Instructions:
                 t = _task_terms(sent, t)
                 if sum(t.values()) < _MIN_WEIGHT:
                     continue
-                key = " ".join(sorted(t))
+                key = frozenset(t)
                 if key in seen:  # the same instruction again: one item (its first occurrence)
                     self.of_message[i].append(seen[key])
                     continue

@@ -194,3 +194,83 @@ def test_the_report_does_not_depend_on_the_hash_seed() -> None:
         reports.append(json.loads(out.stdout))
     assert len(reports[0]["rules"]) == 50
     assert all(r == reports[0] for r in reports[1:])
+
+
+def _reference_automaton(
+    extra: dict[str, tuple[str, float]], only: set[str] | None
+) -> list[tuple[str, object]]:
+    """What a matcher's automaton holds, built the plain way: the whole lexicon table copied, the
+    fallback tokens' forms added, every surface's value computed."""
+    from ctxaudit.engine.language import constraints as c
+
+    table = {k: list(v) for k, v in c._base_table()}
+    if only is not None:
+        table = {
+            k: kept
+            for k, v in table.items()
+            if (kept := [(t, m) for t, m in v if t[0] == c.CONCEPT and t[1] in only])
+        }
+    for token, (cid, _) in extra.items():
+        forms = c._english_forms(token) if token[:1].isascii() else [(token, c._WORD)]
+        if token[:1].isascii():
+            forms += [(stem, c._WORD) for stem in c._stems(token)]
+        for surface, mode in forms:
+            entries = table[surface] = list(table.get(surface, ()))
+            if ((c.CONCEPT, cid), mode) not in entries:
+                entries.append(((c.CONCEPT, cid), mode))
+    return sorted((s, c._surface_value(s, e)) for s, e in table.items())
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        ["Never ship any pallets of the border region before customs clearance."],
+        ["禁止向供应商透露任何报价，除非法务已批准。", "Any refund above 200 needs two approvals."],
+        ["Keep replies under 120 words.", "不得超过三十行。"],
+    ],
+)
+def test_a_matcher_holds_what_the_plain_build_holds(rules: list[str]) -> None:
+    """The matcher reuses the lexicon's precomputed values and recomputes only the surfaces a rule
+    set's fallback tokens touch; its automaton must be the plain build's, with and without `only`,
+    and one rule set's tokens must not leak into the next matcher."""
+    from ctxaudit.engine.language.constraints import Matcher, fallback_tokens
+
+    extra: dict[str, tuple[str, float]] = {}
+    for text in rules:
+        extra.update(fallback_tokens(text))
+    assert extra
+    Matcher(fallback_tokens("Never delete any invoices of the archive vault."))  # another rule set first
+    for only in (None, {"delete", "refund", "approval", *(cid for cid, _ in extra.values())}):
+        got = sorted(Matcher(extra, only=only)._auto.items())
+        assert got == _reference_automaton(extra, only)
+
+
+def _trimmed_split(content: str) -> list[tuple[int, int]]:
+    """Sentence bounds the plain way: split after each sentence end, trim with _trimmed."""
+    from ctxaudit.engine.language.clauses import _SENTENCE_END, _trimmed
+
+    out, pos = [], 0
+    for m in _SENTENCE_END.finditer(content):
+        s, e = _trimmed(content, pos, m.end())
+        if e > s:
+            out.append((s, e))
+        pos = m.end()
+    s, e = _trimmed(content, pos, len(content))
+    return out + [(s, e)] if e > s else out
+
+
+def test_sentence_bounds_are_the_plain_split_inside_and_outside_a_run() -> None:
+    import random
+
+    from ctxaudit.engine.language.clauses import sentence_memo, sentences
+
+    alphabet = list("ab 。！？；!?;\n.\t-–—<>#*•·，：,:\u3000x中")
+    texts = ["".join(random.Random(n).choice(alphabet) for _ in range(n % 40)) for n in range(3000)]
+    texts += ["  - Never delete orders. 禁止删除订单；\n* Ask first: always!  ", "", "   ", "a.b. c"]
+    for text in texts:
+        assert list(sentences(text)) == _trimmed_split(text)
+    with sentence_memo():
+        first = [list(sentences(t)) for t in texts]
+        again = [list(sentences(t)) for t in texts]
+    assert first == again == [_trimmed_split(t) for t in texts]
+    assert list(sentences("One. Two. Three.")) == [(0, 4), (5, 9), (10, 16)]

@@ -123,10 +123,10 @@ class Matcher:
                 # a copy: the base table's lists are shared by every matcher (_base_table is cached),
                 # and a fallback token that is also a lexicon surface ("any", "供应") must not leak
                 # into the next rule set's matcher
-                current = table.get(surface)
-                if current is None:
-                    current = base.get(surface, ()) if only is None else ()
-                entries = table[surface] = list(current)
+                if surface in table:
+                    entries = table[surface] = list(table[surface])
+                else:
+                    entries = table[surface] = list(base.get(surface, ())) if only is None else []
                 touched.add(surface)
                 if ((CONCEPT, cid), mode) not in entries:
                     entries.append(((CONCEPT, cid), mode))

@@ -1,7 +1,8 @@
 """The event page's diff rows a page at a time, and where each highlight's link goes (issue 13).
 
 `?full=1` shows every row, FULL_ROWS_PER_PAGE (or FULL_PAGE_CHARS characters) at a time (a
-100k-message event returned 45 MB of HTML after 47 s). The collapsed page shows up to COLLAPSED_ROWS_PER_PAGE rows, then pages too: a
+100k-message event returned 45 MB of HTML after 47 s), and builds only that page's rows: the
+pages are cut from the rows' plans (their messages and characters), before any hunk is made. The collapsed page shows up to COLLAPSED_ROWS_PER_PAGE rows, then pages too: a
 65,000-message event with every tenth message edited has 26,000 rows nothing can fold (16 MB of
 HTML). A link to a highlight on another page carries that page; one to a highlight folded into a
 collapsed run opens the full view at the page holding its message (`?full=1&at=before-12`).
@@ -10,9 +11,10 @@ collapsed run opens the full view at the page holding its message (`?full=1&at=b
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxaudit.engine.diff import DiffPlan, RowPlan
 from ctxaudit.ingest.selectors import positive_int
 
 FULL_ROWS_PER_PAGE = 200
@@ -21,15 +23,12 @@ FULL_PAGE_CHARS = 50_000
 COLLAPSED_ROWS_PER_PAGE = 1000
 
 
-def _row_of_message(rows: Iterable[Any]) -> dict[tuple[str, int], int]:
+def _row_of_message(plans: Sequence[RowPlan]) -> dict[tuple[str, int], int]:
     """{(side, message index): the top-level row showing it} (a "replaced" row holds several)."""
     out: dict[tuple[str, int], int] = {}
-    for i, row in enumerate(rows):
-        for r in (row, *row.before_rows, *row.after_rows):
-            if r.before is not None:
-                out.setdefault(("before", r.before.index), i)
-            if r.after is not None:
-                out.setdefault(("after", r.after.index), i)
+    for i, plan in enumerate(plans):
+        for key in plan.messages:
+            out.setdefault(key, i)
     return out
 
 
@@ -39,20 +38,13 @@ def _at(raw: str) -> tuple[str, int] | None:
     return (side, n) if side in ("before", "after") and n is not None else None
 
 
-def _chars(row: Any) -> int:
-    return sum(
-        (r.before.chars if r.before is not None else 0) + (r.after.chars if r.after is not None else 0)
-        for r in (row, *row.before_rows, *row.after_rows)
-    )
-
-
-def _page_starts(rows: tuple[Any, ...], per: int, budget: int | None) -> list[int]:
+def _page_starts(plans: Sequence[RowPlan], per: int, budget: int | None) -> list[int]:
     """The first row of each page: at most `per` rows, and (with a budget) no more characters of
     message text than `budget` unless one row alone has more."""
     starts = [0]
     chars = 0
-    for i, row in enumerate(rows):
-        c = _chars(row) if budget else 0
+    for i, plan in enumerate(plans):
+        c = plan.chars if budget else 0
         if i > starts[-1] and (i - starts[-1] >= per or (budget is not None and chars + c > budget)):
             starts.append(i)
             chars = 0
@@ -62,7 +54,7 @@ def _page_starts(rows: tuple[Any, ...], per: int, budget: int | None) -> list[in
 
 def diff_page(
     params: Mapping[str, str],
-    rows: tuple[Any, ...],
+    plan: DiffPlan,
     *,
     full: bool,
     placed: frozenset[str],
@@ -72,17 +64,19 @@ def diff_page(
     """The rows to render and the pager of the event page.
 
     params: the query string (`page`: 1-based, clamped; `at`: "<side>-<message index>", the page
-    holding that message wins). rows: ContextDiff.rows of the view (`full` or collapsed);
-    placed: ContextDiff.anchors (highlights in those rows); messages, characters: both
+    holding that message wins). plan: engine.diff.plan_contexts of the view (`full` or
+    collapsed); only the page's rows are built (and the collapsed view's were already, for its
+    anchors). placed: the anchors in the rows (DiffPlan.placeable uncollapsed, ContextDiff.anchors
+    collapsed); messages, characters: both
     contexts' messages and their text together (what the full view would show).
     A full page holds FULL_ROWS_PER_PAGE rows or FULL_PAGE_CHARS characters of message text,
     whichever comes first; a collapsed page COLLAPSED_ROWS_PER_PAGE rows (its runs are folded).
     Returns {"diff_rows", "full_page", "full_pages", "href"}; href(anchor, span) is the link to a
     highlight whose evidence span is {"side", "message_index", …}."""
     per = FULL_ROWS_PER_PAGE if full else COLLAPSED_ROWS_PER_PAGE
-    starts = _page_starts(rows, per, FULL_PAGE_CHARS if full else None)
+    starts = _page_starts(plan.plans, per, FULL_PAGE_CHARS if full else None)
     pages = len(starts)
-    where = _row_of_message(rows) if pages > 1 else {}
+    where = _row_of_message(plan.plans) if pages > 1 else {}
 
     def page_of(row: int) -> int:
         return bisect_right(starts, row)
@@ -92,7 +86,7 @@ def diff_page(
     if at is not None and at in where:
         page = page_of(where[at])
     start = starts[page - 1]
-    end = starts[page] if page < pages else len(rows)
+    end = starts[page] if page < pages else len(plan)
     view = "full=1&" if full else ""
 
     def href(anchor: str, span: Mapping[str, Any]) -> str:
@@ -105,4 +99,4 @@ def diff_page(
             return f"?full=1#{anchor}"
         return f"?full=1&at={span['side']}-{span['message_index']}#{anchor}"
 
-    return {"diff_rows": rows[start:end], "full_page": page, "full_pages": pages, "href": href}
+    return {"diff_rows": plan.rows(start, end), "full_page": page, "full_pages": pages, "href": href}

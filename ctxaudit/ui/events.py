@@ -19,7 +19,7 @@ from ctxaudit.alerts.kinds import KNOWN_KINDS, severity_rank
 from ctxaudit.alerts.selectors import open_alert_counts, with_open_alert_counts
 from ctxaudit.core.params import db_int
 from ctxaudit.engine.checks.rule_findings import RULE_FINDING_KINDS
-from ctxaudit.engine.diff import Collapsed, Limits, diff_contexts, expand_lines, expand_messages
+from ctxaudit.engine.diff import Collapsed, Limits, expand_lines, expand_messages, plan_contexts
 from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event, Session
 from ctxaudit.ingest.selectors import COUNT_CAP, event_page
@@ -136,19 +136,23 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     findings = list(event.findings.all())
     full = request.GET.get("full") == "1"
     before, after = context_from_json(event.before).messages, context_from_json(event.after).messages
-    diff = diff_contexts(
+    plan = plan_contexts(
         before, after, highlights=detail_highlights(report, findings), limits=Limits(collapse=not full)
     )
+    # Uncollapsed, every highlight on a message is shown: its page is known without building a
+    # row, and only the requested page's rows are built (diff_page). Collapsed, which highlights
+    # stayed visible is known once the rows are built (they are folded, so that is cheap).
+    anchors = plan.placeable if full else plan.diff().anchors
     paged = diff_page(
         request.GET.dict(),
-        diff.rows,
+        plan,
         full=full,
-        placed=diff.anchors,
+        placed=anchors,
         messages=len(before) + len(after),
         characters=sum(len(m.content) for m in (*before, *after)),
     )
-    rules = rule_items(report, diff.anchors, diff.zones, href=paged["href"])
-    items = finding_items(findings, diff.anchors, href=paged["href"])
+    rules = rule_items(report, anchors, plan.zones, href=paged["href"])
+    items = finding_items(findings, anchors, href=paged["href"])
     all_items = request.GET.get("all") == "1"
     ctx = {
         "event": event,
@@ -161,7 +165,7 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
         "fail_reasons": fail_reasons(event.verdict, findings),
         "list_cap": LIST_CAP,
         "tokens": token_table(report),
-        "diff": diff,
+        "diff": plan,  # its counts and zones
         # The diff starts at what matters: where each lost, weakened or demoted rule was and went.
         "lost_rules": [it for it in rules if it["shown_state"] != "retained"][:LIST_CAP],
         "full": full,

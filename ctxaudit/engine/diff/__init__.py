@@ -21,6 +21,9 @@ How it stays near-linear on 200k-token contexts (~1 MB a side):
    expands on request (`expand_messages`, `expand_lines`). Runs that hold a highlight are never
    collapsed, so a link to a highlight always finds it on the page.
 
+`plan_contexts` does all of it but the rows' hunks, which it builds when a row is asked for: a
+page of a long uncollapsed diff builds its own rows only.
+
 Highlights (rule and finding evidence) are applied here by splitting message text at span
 boundaries, so the templates only ever print escaped text with classes.
 """
@@ -28,7 +31,7 @@ boundaries, so the templates only ever print escaped text with classes.
 from __future__ import annotations
 
 from ctxaudit.engine.diff.expand import expand_lines, expand_messages
-from ctxaudit.engine.diff.rows import diff_contexts
+from ctxaudit.engine.diff.rows import DiffPlan, RowPlan, diff_contexts, plan_contexts
 from ctxaudit.engine.diff.sequence import sequence_opcodes
 from ctxaudit.engine.diff.similarity import similarity, tokenize
 from ctxaudit.engine.diff.types import (
@@ -51,6 +54,7 @@ from ctxaudit.engine.diff.types import (
 __all__ = [
     "Collapsed",
     "ContextDiff",
+    "DiffPlan",
     "DEFAULT_LIMITS",
     "Highlight",
     "Hunk",
@@ -62,11 +66,13 @@ __all__ = [
     "Opcode",
     "Row",
     "RowKind",
+    "RowPlan",
     "Segment",
     "sequence_opcodes",
     "similarity",
     "tokenize",
     "diff_contexts",
+    "plan_contexts",
     "expand_lines",
     "expand_messages",
 ]

@@ -1,19 +1,78 @@
-"""diff_contexts: the rows of the page, one message beside its counterpart, long equal runs collapsed."""
+"""diff_contexts: the rows of the page, one message beside its counterpart, long equal runs collapsed.
+
+plan_contexts does the same work up to the rows' hunks: it aligns and pairs the messages and
+returns a DiffPlan whose rows are built on demand, so a page of a long uncollapsed diff
+(`?full=1`) builds only its own rows (issue 13: the full diff of an 832 KB event built every
+row's hunks to show 50 KB of them). diff_contexts is plan_contexts with every row built.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ctxaudit.engine.diff.hunks import _by_message, _equal_hunks, _onesided_hunks, _pair_hunks, _Side
 from ctxaudit.engine.diff.sequence import sequence_opcodes
 from ctxaudit.engine.diff.similarity import _MOVE_MIN, _pair_block, _sim_tokens, similarity
 from ctxaudit.engine.diff.types import DEFAULT_LIMITS, Collapsed, ContextDiff, Highlight, Limits, Op, Row
-from ctxaudit.engine.diff.zones import detect_zones
+from ctxaudit.engine.diff.zones import Zones, detect_zones
 from ctxaudit.engine.types import Message, Side
 
 
 def _fingerprint(m: Message) -> tuple[str, str]:
     return (m.role, m.content)
+
+
+@dataclass(frozen=True, slots=True)
+class RowPlan:
+    """One top-level row before its hunks are built. messages: (side, index) of every message it
+    shows (a "replaced" row several; a collapsed run none); chars: their characters together."""
+
+    messages: tuple[tuple[Side, int], ...]
+    chars: int
+    build: Callable[[], Row]
+
+
+class DiffPlan:
+    """The rows of a diff, built when asked for (each at most once).
+
+    plans: one RowPlan per top-level row, down the page. counts: messages per row kind
+    (equal/changed/deleted/inserted). zones: both contexts' zones. placeable: the anchors of the
+    highlights on messages that exist; with Limits(collapse=False) nothing is folded, so these are
+    exactly the anchors the rows place, built or not (ContextDiff.anchors without building)."""
+
+    def __init__(
+        self,
+        plans: tuple[RowPlan, ...],
+        counts: dict[str, int],
+        zones: Zones,
+        sides: dict[tuple[Side, int], _Side],
+        placeable: frozenset[str],
+    ) -> None:
+        self.plans = plans
+        self.counts = counts
+        self.zones = zones
+        self.placeable = placeable
+        self._sides = sides  # the sides built so far (their `placed` anchors)
+        self._built: dict[int, Row] = {}
+
+    def __len__(self) -> int:
+        return len(self.plans)
+
+    def rows(self, start: int = 0, end: int | None = None) -> tuple[Row, ...]:
+        """Rows start..end (a slice of the top-level rows), built now if not before."""
+        out = []
+        for i in range(*slice(start, end).indices(len(self.plans))):
+            if i not in self._built:
+                self._built[i] = self.plans[i].build()
+            out.append(self._built[i])
+        return tuple(out)
+
+    def diff(self) -> ContextDiff:
+        """Every row built: what diff_contexts returns."""
+        rows = self.rows()
+        anchors = frozenset(a for side in self._sides.values() for a in side.placed)
+        return ContextDiff(rows, dict(self.counts), (), anchors, self.zones)
 
 
 def diff_contexts(
@@ -30,6 +89,19 @@ def diff_contexts(
     indices are ignored). Returns a ContextDiff (see the module docstring). Never raises on
     content; cost is about linear in the text size for the usual compression event.
     """
+    return plan_contexts(before, after, highlights=highlights, limits=limits).diff()
+
+
+def plan_contexts(
+    before: Sequence[Message],
+    after: Sequence[Message],
+    *,
+    highlights: Sequence[Highlight] = (),
+    limits: Limits = DEFAULT_LIMITS,
+) -> DiffPlan:
+    """diff_contexts up to the rows' hunks: the messages aligned and paired, each row a RowPlan
+    built when DiffPlan.rows asks for it. Same arguments; the rows it builds are diff_contexts'
+    rows. Linear in the number of messages, plus the built rows' text."""
     hb = _by_message(highlights, "before")
     ha = _by_message(highlights, "after")
     fb = [_fingerprint(m) for m in before]
@@ -94,34 +166,48 @@ def diff_contexts(
             moved_a[j] = (i, sim)
 
     moved_b = {i for i, _ in moved_a.values()}
-    sides_b = {i: _Side(m, i, hb.get(i, [])) for i, m in enumerate(before)}
-    sides_a = {j: _Side(m, j, ha.get(j, [])) for j, m in enumerate(after)}
     zones = detect_zones(before, after)
-    for i, s in sides_b.items():
-        s.zone = zones.before[i]
-    for j, s in sides_a.items():
-        s.zone = zones.after[j]
+    # A message's lines and highlights are cut up only when a row showing it is built.
+    sides: dict[tuple[Side, int], _Side] = {}
 
-    rows: list[Row] = []
+    def side_b(i: int) -> _Side:
+        if ("before", i) not in sides:
+            s = sides["before", i] = _Side(before[i], i, hb.get(i, []))
+            s.zone = zones.before[i]
+        return sides["before", i]
+
+    def side_a(j: int) -> _Side:
+        if ("after", j) not in sides:
+            s = sides["after", j] = _Side(after[j], j, ha.get(j, []))
+            s.zone = zones.after[j]
+        return sides["after", j]
+
+    plans: list[RowPlan] = []
     counts = {"equal": 0, "changed": 0, "deleted": 0, "inserted": 0}
 
-    def changed_row(i: int, j: int, sim: float, moved: bool) -> Row:
-        hunks, notes = _pair_hunks(sides_b[i], sides_a[j], limits)
+    def changed_row(i: int, j: int, sim: float, moved: bool) -> RowPlan:
         counts["changed"] += 1
-        return Row(
-            "changed",
-            sides_b[i].ref(),
-            sides_a[j].ref(),
-            tuple(hunks),
-            similarity=round(sim, 3),
-            moved=moved,
-            notes=tuple(notes),
+
+        def build() -> Row:
+            hunks, notes = _pair_hunks(side_b(i), side_a(j), limits)
+            return Row(
+                "changed",
+                side_b(i).ref(),
+                side_a(j).ref(),
+                tuple(hunks),
+                similarity=round(sim, 3),
+                moved=moved,
+                notes=tuple(notes),
+            )
+
+        return RowPlan(
+            (("before", i), ("after", j)), len(before[i].content) + len(after[j].content), build
         )
 
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
             counts["equal"] += i2 - i1
-            rows += _message_run(sides_b, sides_a, i1, i2, j1, "equal", limits)
+            plans += _message_run(before, after, side_b, side_a, hb, ha, i1, i2, j1, limits)
             continue
         i, j = i1, j1
         while i < i2 or j < j2:
@@ -134,44 +220,80 @@ def diff_contexts(
             counts["inserted"] += len(new)
             if gone and new:
                 # What compression replaced, beside what replaced it (a summary beside the turns).
-                rows.append(
-                    Row(
-                        "replaced",
-                        before_rows=tuple(_onesided_run(sides_b, gone, "before", limits)),
-                        after_rows=tuple(_onesided_run(sides_a, new, "after", limits)),
+                plans.append(
+                    _replaced(
+                        _onesided_run(before, side_b, hb, gone, "before", limits),
+                        _onesided_run(after, side_a, ha, new, "after", limits),
                     )
                 )
             elif gone:
-                rows += _onesided_run(sides_b, gone, "before", limits)
+                plans += _onesided_run(before, side_b, hb, gone, "before", limits)
             elif new:
-                rows += _onesided_run(sides_a, new, "after", limits)
+                plans += _onesided_run(after, side_a, ha, new, "after", limits)
             for y in range(j, tj):
                 if y in moved_a:
                     mi, sim = moved_a[y]
-                    rows.append(changed_row(mi, y, sim, True))
+                    plans.append(changed_row(mi, y, sim, True))
             if ti < i2:
-                rows.append(changed_row(ti, tj, pair_of_b[ti][1], False))
+                plans.append(changed_row(ti, tj, pair_of_b[ti][1], False))
                 i, j = ti + 1, tj + 1
             else:
                 i, j = i2, j2
-    anchors = frozenset(a for side in (*sides_b.values(), *sides_a.values()) for a in side.placed)
-    return ContextDiff(tuple(rows), counts, (), anchors, zones)
+    placeable = frozenset(
+        h.anchor
+        for h in highlights
+        if 0 <= h.message_index < (len(before) if h.side == "before" else len(after))
+    )
+    return DiffPlan(tuple(plans), counts, zones, sides, placeable)
+
+
+def _replaced(before_rows: list[RowPlan], after_rows: list[RowPlan]) -> RowPlan:
+    return RowPlan(
+        tuple(m for p in (*before_rows, *after_rows) for m in p.messages),
+        sum(p.chars for p in (*before_rows, *after_rows)),
+        lambda: Row(
+            "replaced",
+            before_rows=tuple(p.build() for p in before_rows),
+            after_rows=tuple(p.build() for p in after_rows),
+        ),
+    )
 
 
 def _equal_row(sb: _Side, sa: _Side, limits: Limits) -> Row:
     return Row("equal", sb.ref(), sa.ref(), tuple(_equal_hunks(sb, sa, limits)))
 
 
+_SideOf = Callable[[int], _Side]
+
+
 def _message_run(
-    sides_b: dict[int, _Side], sides_a: dict[int, _Side], i1: int, i2: int, j1: int, op: Op, limits: Limits
-) -> list[Row]:
+    before: Sequence[Message],
+    after: Sequence[Message],
+    side_b: _SideOf,
+    side_a: _SideOf,
+    hb: dict[int, list[Highlight]],
+    ha: dict[int, list[Highlight]],
+    i1: int,
+    i2: int,
+    j1: int,
+    limits: Limits,
+) -> list[RowPlan]:
     """Rows for a run of equal messages, the long unpinned middle collapsed."""
     n = i2 - i1
-    pinned = [bool(sides_b[i1 + k].hls or sides_a[j1 + k].hls) for k in range(n)]
+    pinned = [bool(hb.get(i1 + k) or ha.get(j1 + k)) for k in range(n)]
+
+    def row(k: int) -> RowPlan:
+        i, j = i1 + k, j1 + k
+        return RowPlan(
+            (("before", i), ("after", j)),
+            len(before[i].content) + len(after[j].content),
+            lambda: _equal_row(side_b(i), side_a(j), limits),
+        )
+
     return _runs(
         n,
         pinned,
-        lambda k: _equal_row(sides_b[i1 + k], sides_a[j1 + k], limits),
+        row,
         lambda lo, hi: Collapsed("messages", "equal", (i1 + lo, i1 + hi), (j1 + lo, j1 + hi), hi - lo),
         limits.context_messages,
         limits.min_collapse_messages,
@@ -179,19 +301,30 @@ def _message_run(
     )
 
 
-def _onesided_run(sides: dict[int, _Side], idx: list[int], side: Side, limits: Limits) -> list[Row]:
+def _onesided_run(
+    messages: Sequence[Message],
+    side_of: _SideOf,
+    hls: dict[int, list[Highlight]],
+    idx: list[int],
+    side: Side,
+    limits: Limits,
+) -> list[RowPlan]:
     """Rows for consecutive deleted (side "before") or inserted ("after") messages."""
     n = len(idx)
-    pinned = [bool(sides[i].hls) for i in idx]
+    pinned = [bool(hls.get(i)) for i in idx]
 
-    def row(k: int) -> Row:
-        s = sides[idx[k]]
+    def build(i: int) -> Row:
+        s = side_of(i)
         hunks = tuple(_onesided_hunks(s, side, limits))
         return (
             Row("deleted", before=s.ref(), hunks=hunks)
             if side == "before"
             else Row("inserted", after=s.ref(), hunks=hunks)
         )
+
+    def row(k: int) -> RowPlan:
+        i = idx[k]
+        return RowPlan(((side, i),), len(messages[i].content), lambda: build(i))
 
     def collapsed(lo: int, hi: int) -> Collapsed:
         rng = (idx[lo], idx[hi - 1] + 1)
@@ -210,7 +343,20 @@ def _onesided_run(sides: dict[int, _Side], idx: list[int], side: Side, limits: L
     )
 
 
-def _runs(n: int, pinned: list[bool], row, collapsed, ctx: int, min_run: int, limits: Limits) -> list[Row]:  # type: ignore[no-untyped-def]
+def _folded(row: Row) -> RowPlan:
+    """A collapsed run: built already (it holds no text), and no message shown."""
+    return RowPlan((), 0, lambda: row)
+
+
+def _runs(
+    n: int,
+    pinned: list[bool],
+    row: Callable[[int], RowPlan],
+    collapsed: Callable[[int, int], Collapsed],
+    ctx: int,
+    min_run: int,
+    limits: Limits,
+) -> list[RowPlan]:
     if not limits.collapse or n < min_run:
         return [row(k) for k in range(n)]
     # Highlights keep their messages visible, up to a budget: a context where every message
@@ -222,7 +368,7 @@ def _runs(n: int, pinned: list[bool], row, collapsed, ctx: int, min_run: int, li
         kept.append(p and budget > 0)
         budget -= 1 if p else 0
     pinned = kept
-    out: list[Row] = []
+    out: list[RowPlan] = []
     k = 0
     while k < n:
         if pinned[k]:
@@ -235,7 +381,7 @@ def _runs(n: int, pinned: list[bool], row, collapsed, ctx: int, min_run: int, li
         lo, hi = k + ctx, r - ctx
         if hi - lo >= max(min_run - 2 * ctx, 2):
             out += [row(x) for x in range(k, lo)]
-            out.append(Row("collapsed", collapsed=collapsed(lo, hi)))
+            out.append(_folded(Row("collapsed", collapsed=collapsed(lo, hi))))
             out += [row(x) for x in range(hi, r)]
         else:
             out += [row(x) for x in range(k, r)]

@@ -3,6 +3,8 @@ event took 47 s and returned 45 MB of HTML)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ctxaudit.ingest.models import Event, Session
@@ -30,3 +32,28 @@ def test_full_view_pages_its_rows(client, alice, project) -> None:
     assert client.get(f"/events/{ev.pk}/?full=1&page=99").content.decode().count("messages page 3 of 3") == 1
     # the collapsed page is not paged
     assert "messages page" not in client.get(f"/events/{ev.pk}/").content.decode()
+
+
+def test_walking_every_full_page_shows_each_message_once_in_order(client, alice, project) -> None:
+    # 500 messages before; after: the first 100 summarised into one, the rest kept, every 7th
+    # edited, 30 new at the end. Rows: 1 replaced + 400 kept/edited + 30 inserted = 431 rows,
+    # pages of 200: 3 pages.
+    before = [{"role": "user", "content": f"message number {i}"} for i in range(500)]
+    after = [{"role": "user", "content": "summary of messages 0 to 99"}]
+    after += [
+        {"role": "user", "content": f"message number {i}" + (" edited" if i % 7 == 0 else "")}
+        for i in range(100, 500)
+    ]
+    after += [{"role": "user", "content": f"new message {k}"} for k in range(30)]
+    session = Session.objects.create(project=project, external_id="walk")
+    ev = Event.objects.create(project=project, session=session, before=before, after=after, status="checked")
+    client.login(username="alice", password=PASSWORD)
+    before_ids: list[int] = []
+    after_only: list[int] = []  # rows of an after message alone (the summary, the new turns)
+    for page in (1, 2, 3):
+        body = client.get(f"/events/{ev.pk}/?full=1&page={page}").content.decode()
+        assert f"messages page {page} of 3" in body
+        before_ids += [int(x) for x in re.findall(r'id="m-before-(\d+)"', body)]
+        after_only += [int(x) for x in re.findall(r'id="m-after-(\d+)"', body)]
+    assert before_ids == list(range(500))
+    assert after_only == [0, *range(401, 431)]

@@ -200,9 +200,7 @@ def plan_contexts(
                 notes=tuple(notes),
             )
 
-        return RowPlan(
-            (("before", i), ("after", j)), len(before[i].content) + len(after[j].content), build
-        )
+        return RowPlan((("before", i), ("after", j)), len(before[i].content) + len(after[j].content), build)
 
     for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":

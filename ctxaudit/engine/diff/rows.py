@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ctxaudit.engine.diff.hunks import _by_message, _equal_hunks, _onesided_hunks, _pair_hunks, _Side
 from ctxaudit.engine.diff.sequence import sequence_opcodes
 from ctxaudit.engine.diff.similarity import _MOVE_MIN, _pair_block, _sim_tokens, similarity
-from ctxaudit.engine.diff.types import DEFAULT_LIMITS, Collapsed, ContextDiff, Highlight, Limits, Op, Row
+from ctxaudit.engine.diff.types import DEFAULT_LIMITS, Collapsed, ContextDiff, Highlight, Limits, Row
 from ctxaudit.engine.diff.zones import Zones, detect_zones
 from ctxaudit.engine.types import Message, Side
 

@@ -14,10 +14,11 @@ and at least one more compaction-prompt feature:
 1. address: "you are summarizing…", "your task is to create a summary…", "you are performing a
    … compaction", "你是一个对话摘要助手", "你的任务是总结…";
 2. imperative: "summarize the conversation", "create a detailed summary", "condense the
-   history", "请总结以上对话", "生成一份交接摘要";
+   history", "compress the conversation above into a summary", "请总结以上对话", "生成一份交接摘要",
+   "把上面的对话压缩成一段摘要" (the conversation, never a report or a file, turned into a summary);
 3. tool constraint: "do not call any tools", "respond with text only", "不要调用任何工具";
 4. output spec: "<summary>", "your summary should include", "Output ONLY the summary",
-   "摘要应包括";
+   "摘要应包括", "只输出文字";
 5. purpose: "context window", "another LLM that will resume", "being compacted", "上下文窗口".
 
 A user who asks "can you summarise what we did?" has one feature and is not flagged; the
@@ -47,16 +48,23 @@ _IMPERATIVE = re.compile(
     r"(?:^|[.!\n:]\s*|\bplease\s+|\bnow\s+)(?:summari[sz]e|condense|compact|recap)\s+(?:the|this|our|all|everything|entire|your)\b"
     r"|\b(?:create|write|produce|generate|provide|prepare)\s+(?:a|an|the)\s+(?:\w+\s+){0,3}?(?:summary|handoff|recap)\b"
     r"|(?:请|需要)?(?:总结|概括|压缩|归纳)(?:一下)?(?:以上|上面|上述|之前|前面|整个|全部|目前为止)的?(?:对话|会话|聊天|上下文|历史|内容)"
-    r"|(?:生成|撰写|输出|写)(?:一份|一个|一段)[^。\n]{0,10}?(?:摘要|总结|交接)",
+    r"|(?:生成|撰写|输出|写)(?:一份|一个|一段)[^。\n]{0,10}?(?:摘要|总结|交接)"
+    # "compress the conversation above into a summary", "turn everything above into a handoff"
+    r"|\b(?:compress|condense|distill?|shorten|turn|convert|reduce|boil)\s+(?:the|this|our|all|everything|entire)\s*"
+    r"(?:\w+\s+){0,2}?(?:conversation|chat|history|context|discussion|messages|thread|session|everything|above)\b"
+    r"[^.\n]{0,40}?\b(?:into|to|down to)\s+(?:a|an|one)\s+(?:\w+\s+){0,3}?(?:summary|recap|handoff)\b"
+    # "把上面的对话压缩成一段摘要", "将以上全部对话整理成一份总结": the conversation turned into a summary
+    r"|(?:把|将)[^。\n，,]{0,8}?(?:对话|会话|聊天|上下文|历史)(?:记录|内容)?[^。\n，,]{0,4}?(?:压缩|总结|概括|归纳|整理|浓缩|提炼)(?:成|为)",
     re.I,
 )
 _TOOLS = re.compile(
-    r"\bdo not (?:call|use|invoke|make) (?:any )?(?:tools?|tool calls|functions)\b|\brespond with (?:plain )?text only\b|\btool calls will be (?:rejected|ignored)\b"
+    r"\bdo not (?:call|use|invoke|make) (?:any )?(?:tools?|tool calls|functions)\b|\b(?:respond|reply|answer) with (?:plain )?text only\b|\btool calls will be (?:rejected|ignored)\b"
     r"|\bwithout (?:calling|using) (?:any )?tools\b|\bno tool (?:calls|use)\b|不要(?:调用|使用)(?:任何)?工具|不得调用工具|(?:只|仅)(?:用|以)(?:纯)?文本(?:回复|回答)",
     re.I,
 )
 _FORMAT = re.compile(
     r"<summary>|<analysis>|\byour summary should (?:include|contain|cover)\b|\boutput only the summary\b|\bthe summary should\b"
+    r"|\b(?:reply|respond|answer) with (?:the )?summary only\b|只输出(?:文字|文本)|仅输出(?:文字|文本|摘要|总结)|只返回(?:摘要|总结|文字)"
     r"|\b(?:required sections|output format)\s*:|\bdo not include\s*:|\bpreserve\s*:|\binclude\s*:|\bfocus on\s*:"
     r"|摘要(?:应|需要|必须)(?:包括|包含|涵盖)|输出格式|只输出摘要|包括以下(?:内容|部分)",
     re.I,

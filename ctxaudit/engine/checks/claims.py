@@ -83,8 +83,9 @@ _ZH_IDENTITY = (
     rf"(?:我|本人|用户|对方|客户|他|她|该用户)(?:是|为|身为|作为)[^，。；,;]{{0,6}}?{_ROLE_WORDS_ZH}"
 )
 _EN_IDENTITY = (
-    rf"\b(?:i am|i'm|im|this is|speaking as|as)\s+(?:the\s+|an?\s+|your\s+|their\s+)?(?:\w+\s+)?{_ROLE_WORDS_EN}\b"
-    rf"|\b(?:user|customer|caller|requester|they|he|she)\s+(?:is|are|was|'s)\s+(?:the\s+|an?\s+|our\s+|their\s+)?(?:\w+\s+)?{_ROLE_WORDS_EN}\b"
+    # up to two words before the role: "the site supervisor", "the verified site supervisor"
+    rf"\b(?:i am|i'm|im|this is|speaking as|as)\s+(?:the\s+|an?\s+|your\s+|their\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE_WORDS_EN}\b"
+    rf"|\b(?:user|customer|caller|requester|they|he|she)\s+(?:is|are|was|'s)\s+(?:the\s+|an?\s+|our\s+|their\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE_WORDS_EN}\b"
 )
 _ZH_POLICY = (
     r"(?:取消|解除|撤销|撤掉|放开|关闭|移除|废除|暂停|豁免|去掉)了?[^，。；,;]{0,8}?(?:限制|规则|禁令|审批|二次确认|确认流程|风控|管控)"

@@ -12,7 +12,9 @@ from django.utils import timezone
 from ctxaudit.audits.models import Finding, RuleOutcome
 from ctxaudit.engine import ContextPair, Rule, Severity, run_checks
 from ctxaudit.engine.formats import context_from_json
+from ctxaudit.ingest.handoff import handoff_take
 from ctxaudit.ingest.models import Event, SessionRule
+from ctxaudit.ingest.services import event_rules_extract
 
 logger = logging.getLogger(__name__)
 
@@ -23,12 +25,17 @@ def _order_key(ev: Event) -> tuple[int, Any, int]:
 
 def rules_in_force(event: Event) -> tuple[Rule, ...]:
     """The event's own rules, plus every rule in force earlier in its session (seed §3.5:
-    a rule stays in force after a compression dropped it from the context).
+    a rule stays in force after a compression dropped it from the context). Raises ValueError
+    for an event whose rules are still to be extracted (event.rules NULL).
 
     One query over the session's rules, reading only the ordering columns of each rule's first
     event: loading the first events themselves decoded every earlier event's contexts and report
     once per rule (issue 13: 250 of 272 JSON decodes of a 50-rule check).
     """
+    if event.rules is None:
+        raise ValueError(
+            f"event {event.pk}: its rules are not extracted yet (ingest.services.event_rules_extract)"
+        )
     own = {
         r["id"]: Rule(r["id"], r["text"], Severity(r.get("severity", "high")), r.get("source", "event"))
         for r in event.rules
@@ -70,22 +77,33 @@ _RESULT_FIELDS = (
 def event_check(*, event_id: int) -> Event | None:
     """Check one event. Returns None when the row is gone; a checked event is left as it is.
 
-    The row's contexts are read (and JSON-decoded) once; the result is written with an UPDATE of
-    the result columns only, never the contexts again (they are the bulk of the row).
+    The row's contexts are read (and JSON-decoded) once, or not at all when ingestion in this
+    process hands them over (ingest/handoff.py: the embedded default); the result is written with
+    an UPDATE of the result columns only, never the contexts again (they are the bulk of the row).
+    An event whose rules are to be extracted (rules_source "extracted") gets them here
+    (ingest.services.event_rules_extract), stored with the result.
     """
-    status = Event.objects.filter(pk=event_id).values_list("status", flat=True).first()
-    if status is None:
-        return None
-    if status != Event.Status.PENDING:
-        return Event.objects.defer("before", "after").get(pk=event_id)
-    event = Event.objects.filter(pk=event_id).defer("report").first()
+    fresh = handoff_take(event_id)
+    event = Event.objects.filter(pk=event_id).defer("before", "after").first()
     if event is None:
         return None
+    if event.status != Event.Status.PENDING:
+        return event
+    if fresh is not None:
+        before, after = fresh
+    else:
+        stored = Event.objects.filter(pk=event_id).values_list("before", "after").first()
+        if stored is None:
+            return None
+        before, after = context_from_json(stored[0]), context_from_json(stored[1])
     Event.objects.filter(pk=event_id).update(attempts=F("attempts") + 1)
     event.attempts += 1
+    extracted = event.rules is None
+    if extracted:
+        event.rules = event_rules_extract(event=event, before=before, after=after)
     pair = ContextPair(
-        before=context_from_json(event.before),
-        after=context_from_json(event.after),
+        before=before,
+        after=after,
         rules=rules_in_force(event),
         strategy=event.strategy,
         metadata=event.metadata,
@@ -96,9 +114,12 @@ def event_check(*, event_id: int) -> Event | None:
         # A bug in a check must show on the event, not retry forever.
         logger.exception("check failed for event %s", event_id)
         Event.objects.filter(pk=event_id, status=Event.Status.PENDING).update(
-            status=Event.Status.ERROR, error=f"{type(exc).__name__}: {exc}", checked_at=timezone.now()
+            status=Event.Status.ERROR,
+            error=f"{type(exc).__name__}: {exc}",
+            checked_at=timezone.now(),
+            **({"rules": event.rules} if extracted else {}),
         )
-        return Event.objects.get(pk=event_id)
+        return Event.objects.defer("before", "after").get(pk=event_id)
     with transaction.atomic():
         locked = Event.objects.select_for_update().filter(pk=event_id).only("pk", "status").first()
         if locked is None:
@@ -140,7 +161,7 @@ def event_check(*, event_id: int) -> Event | None:
         event.engine_version = report.engine_version
         event.checked_at = timezone.now()
         event.error = ""
-        event.save(update_fields=_RESULT_FIELDS)
+        event.save(update_fields=_RESULT_FIELDS + (("rules",) if extracted else ()))
         transaction.on_commit(lambda: after_check(event_id))
     return event
 

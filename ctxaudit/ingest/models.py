@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db import models
@@ -9,6 +10,17 @@ from django.utils import timezone
 
 from ctxaudit.engine.strategies import FAMILIES, strategy_family
 from ctxaudit.projects.models import Project
+
+
+class ContextJSONEncoder(json.JSONEncoder):
+    """JSON of stored contexts with non-ASCII text as UTF-8, not \\uXXXX escapes: a CJK
+    character is 3 bytes instead of 6, so a 200k-token context is ~20% smaller to send, store and
+    decode (issue 13). Same values when read back; ingestion has already removed what UTF-8
+    cannot hold (lone surrogates), and control characters are still escaped."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["ensure_ascii"] = False
+        super().__init__(*args, **kwargs)
 
 
 class Session(models.Model):
@@ -80,11 +92,13 @@ class Event(models.Model):
     model = models.CharField(max_length=200, blank=True)
     format = models.CharField(max_length=20, default="auto")
     # Normalised contexts: [{"role", "content", "name"?, "kind"?}] (engine.formats.context_to_json).
-    before = models.JSONField()
-    after = models.JSONField()
-    # The event's own rule set [{"id", "text", "severity", "source"}], resolved at ingestion:
-    # given in the event, else the project's rule set, else extracted from `before`.
-    rules = models.JSONField(default=list, blank=True)
+    before = models.JSONField(encoder=ContextJSONEncoder)
+    after = models.JSONField(encoder=ContextJSONEncoder)
+    # The event's own rule set [{"id", "text", "severity", "source"}]: given in the event, else
+    # the project's rule set (both resolved at ingestion), else extracted from `before` by the
+    # check (rules_source "extracted"): NULL until then, so the request path does not run the
+    # extractor (issue 13). Read it through ingest.event_rules.event_own_rules.
+    rules = models.JSONField(default=list, blank=True, null=True)
     rules_source = models.CharField(max_length=10, default="extracted")  # event | project | extracted
     metadata = models.JSONField(default=dict, blank=True)
     # NULL, not "": the per-project unique constraint must ignore events sent without a key

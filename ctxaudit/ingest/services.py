@@ -7,17 +7,19 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import OuterRef, Q, Subquery
+from django.db import IntegrityError, connection, transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from ctxaudit.engine.formats import ContextFormatError, context_to_json, parse_context
-from ctxaudit.engine.rules import extract_rules
-from ctxaudit.engine.transcripts import READERS, TranscriptError, read_transcript
+from ctxaudit.engine.transcripts import TranscriptError, read_transcript
 from ctxaudit.engine.transcripts.events import compaction_event, session_id_for
+from ctxaudit.engine.types import Context
+from ctxaudit.ingest.event_rules import event_own_rules, mark_reinjected, rules_extracted, session_known_rules
+from ctxaudit.ingest.handoff import handed_off
 from ctxaudit.ingest.models import ConversationCall, Event, Session, SessionRule
 from ctxaudit.ingest.sanitize import event_spec_sanitize, pii_key_for
 from ctxaudit.ingest.schemas import EventIn
@@ -53,32 +55,9 @@ def _replay_of(project: Project, key: str, fingerprint: str) -> Event | None:
     return existing
 
 
-def _squash(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def _mark_reinjected(rules: list[dict[str, Any]], after: Any, source_format: Any) -> None:
-    """Say, per rule, whether the agent tool re-injected it from its file after the compaction
-    (so the summary did not have to keep it): `rule["reinjected_from"]` = the file, or "" when
-    it was not. Only for events from a transcript reader (metadata "source_format"): the rule's
-    text is in an instruction-file message of the after context, or its file is one that tool
-    reads again after every compaction (Reader.reloads: CLAUDE.md for Claude Code, AGENTS.md for
-    Codex). Computed here, from the body alone, so a hook's post and an import agree."""
-    reader = READERS.get(source_format) if isinstance(source_format, str) else None
-    if reader is None:
-        return
-    injected = [_squash(m.content) for m in after.messages if m.kind == "instructions"]
-    for r in rules:
-        file = r.get("file") or ""
-        if injected and any(_squash(r["text"]) in text for text in injected):
-            r["reinjected_from"] = file or "instructions in the context after"
-        elif file and PurePath(file).name in reader.reloads:
-            r["reinjected_from"] = file
-        else:
-            r["reinjected_from"] = ""
-
-
-def _own_rules(project: Project, spec: EventIn, before: Any) -> tuple[list[dict[str, Any]], str]:
+def _own_rules(project: Project, spec: EventIn) -> tuple[list[dict[str, Any]] | None, str]:
+    """(rules, rules_source): the event's rules, else the project's rule set; else (None,
+    "extracted"): the check extracts them from `before` (event_rules_extract)."""
     if spec.rules:
         return [
             {"id": r.id, "text": r.text, "severity": r.severity, "source": "event"} for r in spec.rules
@@ -97,16 +76,7 @@ def _own_rules(project: Project, spec: EventIn, before: Any) -> tuple[list[dict[
             }
             for r in project_rules
         ], "project"
-    # readable ids stay unique and stable across the session: pass the session's rules so far
-    known = dict(
-        SessionRule.objects.filter(
-            session__project=project, session__external_id=spec.session_id
-        ).values_list("rule_id", "text")
-    )
-    return [
-        {"id": r.id, "text": r.text, "severity": r.severity.value, "source": r.source}
-        for r in extract_rules(before, known)
-    ], "extracted"
+    return None, "extracted"
 
 
 def event_ingest(
@@ -128,15 +98,16 @@ def event_ingest(
     spec, _redacted = event_spec_sanitize(spec, redact_pii=project.redact_pii, key=pii_key_for(project.pk))
     before = parse_context(spec.before, format=spec.format, field="before")
     after = parse_context(spec.after, format=spec.format, field="after")
-    rules, rules_source = _own_rules(project, spec, before)
-    _mark_reinjected(rules, after, spec.metadata.get("source_format") if spec.metadata else None)
+    rules, rules_source = _own_rules(project, spec)
+    if rules is not None:
+        mark_reinjected(rules, after, spec.metadata.get("source_format") if spec.metadata else None)
     try:
         with transaction.atomic():
-            session, _ = Session.objects.get_or_create(project=project, external_id=spec.session_id)
             occurred_at = spec.occurred_at or timezone.now()
+            session_pk = _session_upsert(project.pk, spec.session_id, occurred_at)
             event = Event.objects.create(
                 project=project,
-                session=session,
+                session_id=session_pk,
                 sequence=spec.sequence,
                 occurred_at=occurred_at,
                 strategy=spec.strategy,
@@ -150,9 +121,9 @@ def event_ingest(
                 idempotency_key=idempotency_key or None,
                 idempotency_fingerprint=fingerprint,
             )
-            _record_rules_in_force(session, event, rules)
-            session_mark_latest(session.pk, occurred_at)
-            transaction.on_commit(lambda: event_enqueue_check(event.pk))
+            if rules:
+                _record_rules_in_force(session_pk, event.pk, rules)
+            transaction.on_commit(lambda: _enqueue_handing_off(event.pk, before, after))
     except IntegrityError:
         # A concurrent retry with the same Idempotency-Key won the race: answer with its event.
         if idempotency_key:
@@ -163,12 +134,40 @@ def event_ingest(
     return event, True
 
 
-def session_mark_latest(session_pk: int, occurred_at: datetime) -> None:
-    """Session.last_event_at := occurred_at unless it is already as late (the session list's
-    order). One conditional UPDATE: a concurrent later event is never overwritten by an earlier one."""
-    Session.objects.filter(
-        Q(last_event_at__isnull=True) | Q(last_event_at__lt=occurred_at), pk=session_pk
-    ).update(last_event_at=occurred_at)
+def _enqueue_handing_off(event_id: int, before: Context, after: Context) -> None:
+    # A check that runs right here (the embedded default) takes the parsed contexts (ingest/handoff.py).
+    with handed_off(event_id, before, after):
+        event_enqueue_check(event_id)
+
+
+def _session_upsert(project_id: int, external_id: str, occurred_at: datetime) -> int:
+    """The pk of the project's session `external_id`, created if needed, with its last_event_at
+    moved to `occurred_at` unless it is already as late (what get_or_create + session_mark_latest
+    did in five statements: SELECT, SAVEPOINT, INSERT, RELEASE, UPDATE), in one INSERT … ON
+    CONFLICT DO UPDATE … RETURNING (PostgreSQL, SQLite ≥ 3.35). It locks the session row until
+    the transaction ends, as that UPDATE did, and never fails on a concurrent insert of the same
+    session (no IntegrityError to retry). Column values come from the model's fields, defaults
+    included."""
+    new = Session(project_id=project_id, external_id=external_id, last_event_at=occurred_at)
+    fields = [f for f in Session._meta.concrete_fields if not f.primary_key]
+    qn = connection.ops.quote_name
+    table = qn(Session._meta.db_table)
+    latest = qn("last_event_at")
+    pk = qn("id")
+    cols = ", ".join(qn(str(f.column)) for f in fields)
+    marks = ", ".join(["%s"] * len(fields))
+    sql = (
+        f"INSERT INTO {table} ({cols}) VALUES ({marks}) "  # noqa: S608 - identifiers from the model; values are parameters
+        f"ON CONFLICT ({qn('project_id')}, {qn('external_id')}) DO UPDATE SET {latest} = CASE "
+        f"WHEN {table}.{latest} IS NULL OR {table}.{latest} < EXCLUDED.{latest} THEN EXCLUDED.{latest} "
+        f"ELSE {table}.{latest} END RETURNING {pk}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [f.get_db_prep_save(f.pre_save(new, add=True), connection) for f in fields])
+        row = cursor.fetchone()
+    if row is None:  # RETURNING gives the row on insert and on update alike
+        raise RuntimeError(f"session upsert of {external_id!r} returned no row")
+    return int(row[0])
 
 
 def sessions_recount_latest(session_pks: Iterable[int]) -> None:
@@ -177,23 +176,65 @@ def sessions_recount_latest(session_pks: Iterable[int]) -> None:
     Session.objects.filter(pk__in=list(session_pks)).update(last_event_at=Subquery(latest))
 
 
-def _record_rules_in_force(session: Session, event: Event, rules: list[dict[str, Any]]) -> None:
+def _record_rules_in_force(session_id: int, event_id: int, rules: list[dict[str, Any]]) -> None:
     # A rule the session already has keeps its row (and its first event): the unique
     # (session, rule_id) constraint skips it, so no query for the known ids is needed first.
     SessionRule.objects.bulk_create(
         [
             SessionRule(
-                session=session,
+                session_id=session_id,
                 rule_id=r["id"],
                 text=r["text"],
                 severity=r["severity"],
                 source=r["source"],
-                first_event=event,
+                first_event_id=event_id,
             )
             for r in rules
         ],
         ignore_conflicts=True,
     )
+
+
+def _order_key(sequence: int | None, occurred_at: datetime, pk: int) -> tuple[int, datetime, int]:
+    """An event's place in its session (as audits.services orders rules in force)."""
+    return (sequence if sequence is not None else 2**31, occurred_at, pk)
+
+
+def event_rules_extract(*, event: Event, before: Context, after: Context) -> list[dict[str, Any]]:
+    """The rules of `event` (rules_source "extracted", `rules` still NULL) extracted from its
+    `before` (ingest.event_rules.rules_extracted), recorded as rules in force of its session
+    (SessionRule rows), and returned for the caller to store in event.rules with its results.
+
+    Ingestion left the extraction to the check (issue 13). Workers may check a session's events
+    out of order, so the session's earlier events whose rules are still unextracted are extracted
+    and stored first, in session order: every earlier event's rules are in force for this one, as
+    when ingestion extracted them. Safe to run twice or concurrently: a stored event.rules is never
+    replaced, and a rule id the session already has keeps its row.
+    """
+    key = _order_key(event.sequence, event.occurred_at, event.pk)
+    unextracted = (
+        Event.objects.filter(session_id=event.session_id, rules__isnull=True)
+        .exclude(pk=event.pk)
+        .values_list("pk", "sequence", "occurred_at")
+    )
+    for pk, *_ in sorted(
+        (row for row in unextracted if _order_key(row[1], row[2], row[0]) < key),
+        key=lambda row: _order_key(row[1], row[2], row[0]),
+    ):
+        earlier = Event.objects.filter(pk=pk).only("pk", "session_id", "before", "after", "metadata").first()
+        if earlier is None:
+            continue
+        rules = event_own_rules(earlier)
+        _record_rules_in_force(event.session_id, pk, rules)
+        Event.objects.filter(pk=pk, rules__isnull=True).update(rules=rules)
+    rules = rules_extracted(
+        before,
+        after,
+        known=session_known_rules(event.session_id),
+        source_format=(event.metadata or {}).get("source_format"),
+    )
+    _record_rules_in_force(event.session_id, event.pk, rules)
+    return rules
 
 
 def event_enqueue_check(event_id: int) -> None:
@@ -246,7 +287,7 @@ def transcript_import(*, project: Project, path: str | Path, format: str = "auto
     growing session adds only its new compactions). The instruction files the reader finds
     (AGENTS.md, GEMINI.md, repository instructions, memory blocks) join the project's rule set
     (a new version when they add rules); the events are then checked against that set, each
-    rule saying whether the tool re-injected it from its file (see _mark_reinjected). Raises engine TranscriptError (UnknownFormat when no reader
+    rule saying whether the tool re-injected it from its file (see ingest.event_rules.mark_reinjected). Raises engine TranscriptError (UnknownFormat when no reader
     recognises the file) naming the file and line when it cannot be read.
     """
     p = Path(path)

@@ -12,6 +12,7 @@ from django.urls import NoReverseMatch, reverse
 
 from ctxaudit.engine.diff import sequence_opcodes
 from ctxaudit.engine.language.normalize import normalize
+from ctxaudit.ingest.event_rules import event_own_rules
 from ctxaudit.ingest.models import Event
 from ctxaudit.projects.access import projects_for_user
 from ctxaudit.regression import replay
@@ -96,7 +97,7 @@ def _rules_of(event: Event) -> list[dict[str, Any]]:
     report_rules = (event.report or {}).get("rules")
     if report_rules:
         return list(report_rules)
-    return [{"id": r["id"], "text": r["text"], "state": None} for r in event.rules]
+    return [{"id": r["id"], "text": r["text"], "state": None} for r in event_own_rules(event)]
 
 
 def session_evidence(event: Event) -> dict[str, Any]:

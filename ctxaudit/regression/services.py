@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from ctxaudit.audits.services import event_check
 from ctxaudit.core import netguard
+from ctxaudit.ingest.event_rules import event_own_rules
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.schemas import EventIn
 from ctxaudit.ingest.services import event_ingest
@@ -69,12 +70,11 @@ def expected_from_event(event: Event) -> dict[str, Any]:
 
 def _case_rules(event: Event) -> list[dict[str, Any]]:
     """The rules the check used (session rules in force included), with their severities."""
-    severity = {r["id"]: r.get("severity", "high") for r in event.rules}
+    own = event_own_rules(event)
+    severity = {r["id"]: r.get("severity", "high") for r in own}
     report_rules = (event.report or {}).get("rules", [])
     if not report_rules:
-        return [
-            {"id": r["id"], "text": r["text"], "severity": r.get("severity", "high")} for r in event.rules
-        ]
+        return [{"id": r["id"], "text": r["text"], "severity": r.get("severity", "high")} for r in own]
     return [
         {"id": r["id"], "text": r["text"], "severity": severity.get(r["id"], "high")} for r in report_rules
     ]

@@ -25,6 +25,7 @@ from ctxaudit.core.http import AuthedRequest
 from ctxaudit.engine.cli import case_from_dict, check_case
 from ctxaudit.engine.compare import CompareInputError, compare, read_results
 from ctxaudit.engine.tokens import CharCounter
+from ctxaudit.ingest.event_rules import event_own_rules
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.selectors import positive_int
 from ctxaudit.projects.access import event_for_user, project_for_user, role_for_user
@@ -176,7 +177,7 @@ def session_export(request: HttpRequest, event_id: int) -> HttpResponse:
                 "strategy": e.strategy,
                 "model": e.model,
                 "verdict": e.verdict,
-                "rules": e.rules,
+                "rules": event_own_rules(e),
                 "before": e.before,
                 "after": e.after,
             }

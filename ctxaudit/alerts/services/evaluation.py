@@ -34,7 +34,10 @@ def _rules_of(event: Event) -> dict[str, tuple[str, str]]:
     rules = {
         sr.rule_id: (sr.severity, sr.text) for sr in SessionRule.objects.filter(session_id=event.session_id)
     }
-    rules.update({r["id"]: (r.get("severity", "high"), r.get("text", "")) for r in event.rules if "id" in r})
+    # event.rules is NULL only before a check extracted them; the session's rows hold those anyway.
+    rules.update(
+        {r["id"]: (r.get("severity", "high"), r.get("text", "")) for r in event.rules or () if "id" in r}
+    )
     return rules
 
 

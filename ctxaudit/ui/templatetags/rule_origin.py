@@ -1,6 +1,6 @@
 """{% rule_origin event rule_id as origin %}: where a rule in force after the compaction came
 from, where ctxaudit could tell (events from a transcript reader: `rule["reinjected_from"]`,
-set by ingest.services._mark_reinjected): ("reinjected", file) when the agent tool read its file
+set by ingest.event_rules.mark_reinjected): ("reinjected", file) when the agent tool read its file
 again, ("summary", "") when the summary had to keep it, None when the event does not say."""
 
 from __future__ import annotations

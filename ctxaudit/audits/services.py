@@ -96,8 +96,13 @@ def event_check(*, event_id: int) -> Event | None:
         if stored is None:
             return None
         before, after = context_from_json(stored[0]), context_from_json(stored[1])
-    Event.objects.filter(pk=event_id).update(attempts=F("attempts") + 1)
     event.attempts += 1
+    if fresh is None:
+        # Counted before the run, so a check that kills its worker still shows as an attempt. A
+        # check handed over by ingestion runs in the request that stored the event: if it dies,
+        # so does the request; the count is written with the result (on SQLite every UPDATE
+        # rewrites the whole row, contexts included).
+        Event.objects.filter(pk=event_id).update(attempts=F("attempts") + 1)
     extracted = event.rules is None
     if extracted:
         event.rules = event_rules_extract(event=event, before=before, after=after)
@@ -118,6 +123,7 @@ def event_check(*, event_id: int) -> Event | None:
             error=f"{type(exc).__name__}: {exc}",
             checked_at=timezone.now(),
             **({"rules": event.rules} if extracted else {}),
+            **({"attempts": F("attempts") + 1} if fresh is not None else {}),
         )
         return Event.objects.defer("before", "after").get(pk=event_id)
     with transaction.atomic():
@@ -161,7 +167,11 @@ def event_check(*, event_id: int) -> Event | None:
         event.engine_version = report.engine_version
         event.checked_at = timezone.now()
         event.error = ""
-        event.save(update_fields=_RESULT_FIELDS + (("rules",) if extracted else ()))
+        event.save(
+            update_fields=_RESULT_FIELDS
+            + (("rules",) if extracted else ())
+            + (("attempts",) if fresh else ())
+        )
         transaction.on_commit(lambda: after_check(event_id))
     return event
 

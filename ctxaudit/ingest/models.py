@@ -12,11 +12,12 @@ from ctxaudit.engine.strategies import FAMILIES, strategy_family
 from ctxaudit.projects.models import Project
 
 
-class ContextJSONEncoder(json.JSONEncoder):
-    """JSON of stored contexts with non-ASCII text as UTF-8, not \\uXXXX escapes: a CJK
-    character is 3 bytes instead of 6, so a 200k-token context is ~20% smaller to send, store and
-    decode (issue 13). Same values when read back; ingestion has already removed what UTF-8
-    cannot hold (lone surrogates), and control characters are still escaped."""
+class Utf8JSONEncoder(json.JSONEncoder):
+    """JSON with non-ASCII text as UTF-8, not \\uXXXX escapes, for the columns that hold
+    ingested text (contexts, report): a CJK character is 3 bytes instead of 6, so a 200k-token
+    context is ~20% smaller to send, store and decode (issue 13). Same values when read back;
+    ingestion has already removed what UTF-8 cannot hold (lone surrogates, engine.pii
+    scrub_unstorable), and control characters are still escaped."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["ensure_ascii"] = False
@@ -92,8 +93,8 @@ class Event(models.Model):
     model = models.CharField(max_length=200, blank=True)
     format = models.CharField(max_length=20, default="auto")
     # Normalised contexts: [{"role", "content", "name"?, "kind"?}] (engine.formats.context_to_json).
-    before = models.JSONField(encoder=ContextJSONEncoder)
-    after = models.JSONField(encoder=ContextJSONEncoder)
+    before = models.JSONField(encoder=Utf8JSONEncoder)
+    after = models.JSONField(encoder=Utf8JSONEncoder)
     # The event's own rule set [{"id", "text", "severity", "source"}]: given in the event, else
     # the project's rule set (both resolved at ingestion), else extracted from `before` by the
     # check (rules_source "extracted"): NULL until then, so the request path does not run the
@@ -109,7 +110,7 @@ class Event(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
     # NULL until the checks ran
     verdict = models.CharField(max_length=10, null=True, blank=True)  # noqa: DJ001  # "pass" | "fail"
-    report = models.JSONField(null=True, blank=True)  # AuditReport.to_dict()
+    report = models.JSONField(null=True, blank=True, encoder=Utf8JSONEncoder)  # AuditReport.to_dict()
     tokens_before = models.IntegerField(null=True, blank=True)
     tokens_after = models.IntegerField(null=True, blank=True)
     engine_version = models.CharField(max_length=20, blank=True)

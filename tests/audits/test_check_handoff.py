@@ -56,6 +56,7 @@ def test_the_embedded_check_reads_no_context_back_and_reports_what_a_worker_repo
     embedded.refresh_from_db()
     assert checked.report == embedded.report
     assert checked.rules == embedded.rules and checked.verdict == embedded.verdict == "fail"
+    assert embedded.attempts == checked.attempts == 1
 
 
 @pytest.mark.django_db

@@ -18,12 +18,19 @@ class Migration(migrations.Migration):
                 migrations.AlterField(
                     model_name="event",
                     name="after",
-                    field=models.JSONField(encoder=ctxaudit.ingest.models.ContextJSONEncoder),
+                    field=models.JSONField(encoder=ctxaudit.ingest.models.Utf8JSONEncoder),
                 ),
                 migrations.AlterField(
                     model_name="event",
                     name="before",
-                    field=models.JSONField(encoder=ctxaudit.ingest.models.ContextJSONEncoder),
+                    field=models.JSONField(encoder=ctxaudit.ingest.models.Utf8JSONEncoder),
+                ),
+                migrations.AlterField(
+                    model_name="event",
+                    name="report",
+                    field=models.JSONField(
+                        blank=True, encoder=ctxaudit.ingest.models.Utf8JSONEncoder, null=True
+                    ),
                 ),
             ]
         ),

@@ -18,9 +18,10 @@ queries whatever the page.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -30,6 +31,7 @@ from django.db.models.expressions import RawSQL
 from ctxaudit.ingest.models import Event
 
 COUNT_CAP = 1000
+_HEAVY = ("before", "after", "report", "rules", "metadata")  # what a list never shows
 
 
 def positive_int(raw: str, default: int | None = None, *, cap: int = 10**6) -> int | None:
@@ -40,7 +42,7 @@ def positive_int(raw: str, default: int | None = None, *, cap: int = 10**6) -> i
     return default
 
 
-def cursor_of(event: Event) -> str:
+def cursor_of(event: Event | ListRow) -> str:
     """The keyset position of a row: "<occurred_at ISO 8601>_<id>"."""
     return f"{event.occurred_at.isoformat()}_{event.pk}"
 
@@ -61,7 +63,7 @@ def parse_cursor(raw: str) -> tuple[datetime, int] | None:
 class EventPage:
     """One page of the list, with what its pager needs (links as query strings)."""
 
-    rows: list[Event]
+    rows: list[Any]  # Events, or ListRows (event_page's `columns`)
     number: int | None  # 1-based; None on the oldest page of a list too long to count
     count: int  # exact when not capped, else COUNT_CAP + 1
     capped: bool
@@ -108,6 +110,19 @@ def _with_count(rows_qs: QuerySet[Event], counted: QuerySet[Event]) -> QuerySet[
     return rows_qs.annotate(list_total=total)
 
 
+class ListRow(SimpleNamespace):
+    """One row of a page read by columns: each column an attribute (`session__external_id`
+    too), `pk` the id. Reading 51 rows into models (and their sessions) cost about as much
+    again as reading them (issue 13)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        super().__init__(pk=values["id"], **values)
+
+
+def _rows(qs: QuerySet[Any], by_columns: bool) -> list[Any]:
+    return [ListRow(v) for v in qs] if by_columns else list(qs)
+
+
 def event_page(
     qs: QuerySet[Event],
     *,
@@ -115,19 +130,24 @@ def event_page(
     query: dict[str, str],
     size: int,
     annotations: Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
 ) -> EventPage:
     """The page of `qs` (already filtered and scoped) that `params` names: "after"/"before" (a
     cursor), "page" (a number, or "last"), with "n" carrying the page number along keyset links.
     `query`: the filters, kept in every link. `annotations`: expressions added to the rows only
-    (not to what is counted). The rows leave their contexts, rules, report and metadata unread
-    (deferred). One query, the rows with their count (a page number or a cursor past the end
+    (not to what is counted). `columns`: the rows are ListRows of these columns (with "id", and
+    the annotations and `list_total`), not Events. Without, Events that leave their contexts,
+    rules, report and metadata unread (deferred). One query, the rows with their count (a page number or a cursor past the end
     takes a second: the oldest page, or the count)."""
     if qs.query.is_empty():
         return EventPage([], 1, 0, False, size, query=query)
     ordered = qs.order_by("-occurred_at", "-id")
-    rows_qs = _with_count(ordered.defer("before", "after", "report", "rules", "metadata"), qs)
+    by_columns = columns is not None
+    rows_qs = _with_count(ordered if by_columns else ordered.defer(*_HEAVY), qs)
     if annotations:
         rows_qs = rows_qs.annotate(**annotations)
+    if columns is not None:
+        rows_qs = rows_qs.values(*columns, "list_total", *(annotations or {}))
 
     number: int | None
     after = parse_cursor(params.get("after", ""))
@@ -136,19 +156,19 @@ def event_page(
     carried = positive_int(raw_n)
     raw_page = params.get("page", "")
     wanted = positive_int(raw_page, 1) or 1
-    rows: list[Event] = []
+    rows: list[Any] = []
     # Each query takes one row more than it shows: whether there is a page beyond it.
     if after is not None:
         at, pk = after
         # occurred_at <= at is implied by the OR: it lets the database range-scan the index.
         older = rows_qs.filter(Q(occurred_at__lt=at) | Q(occurred_at=at, id__lt=pk), occurred_at__lte=at)
-        rows = list(older[: size + 1])
+        rows = _rows(older[: size + 1], by_columns)
         has_newer, has_older = True, len(rows) > size
         rows, number = rows[:size], carried
     elif before is not None:
         at, pk = before
         newer = rows_qs.filter(Q(occurred_at__gt=at) | Q(occurred_at=at, id__gt=pk), occurred_at__gte=at)
-        rows = list(newer.order_by("occurred_at", "id")[: size + 1])
+        rows = _rows(newer.order_by("occurred_at", "id")[: size + 1], by_columns)
         has_newer, has_older = len(rows) > size, True
         rows, number = list(reversed(rows[:size])), carried
         if not has_newer:
@@ -157,11 +177,11 @@ def event_page(
         # An old-style page number: the skipped rows are counted off in a subquery over the
         # index alone, so the finding counts are computed for this page's rows only.
         window = ordered.values("pk")[(wanted - 1) * size : wanted * size + 1]
-        rows = list(rows_qs.filter(pk__in=Subquery(window)))
+        rows = _rows(rows_qs.filter(pk__in=Subquery(window)), by_columns)
         has_newer, has_older = True, len(rows) > size
         rows, number = rows[:size], wanted
     elif raw_page != "last":
-        rows = list(rows_qs[: size + 1])
+        rows = _rows(rows_qs[: size + 1], by_columns)
         has_newer, has_older = False, len(rows) > size
         rows, number = rows[:size], 1
         if not rows:  # the first page is empty: nothing matches
@@ -169,21 +189,21 @@ def event_page(
     if not rows and after is None and before is None:
         # The oldest page (asked for, or a page number past the end), by the same keyset
         # reversed: the oldest `size` rows, of which it shows as many as are left over.
-        rows = list(reversed(rows_qs.order_by("occurred_at", "id")[:size]))
-        count = rows[0].list_total if rows else 0  # type: ignore[attr-defined]
+        rows = _rows(rows_qs.order_by("occurred_at", "id")[:size], by_columns)[::-1]
+        count = rows[0].list_total if rows else 0
         capped = count > COUNT_CAP
         left = size if capped or count % size == 0 else count % size
         rows = rows[len(rows) - left :] if left < len(rows) else rows
         has_newer, has_older = capped or count > size, False
         number = None if capped else max(1, -(-count // size))
     elif rows:
-        count = rows[0].list_total  # type: ignore[attr-defined]
+        count = rows[0].list_total
         capped = count > COUNT_CAP
     else:  # a cursor past the end
         count = ordered.order_by()[: COUNT_CAP + 1].count()
         capped = count > COUNT_CAP
 
-    page = EventPage(list[Event](rows), number, count, capped, size, query=query)
+    page = EventPage(rows, number, count, capped, size, query=query)
     if rows and has_newer:
         page.newer = _link(query, before=cursor_of(rows[0]), **({"n": number - 1} if number else {}))
         page.newest = _link(query)

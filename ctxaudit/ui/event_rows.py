@@ -160,7 +160,7 @@ def _page_reads(ids: list[int]) -> list[tuple[Any, ...]]:
     return list(outcomes.union(findings, all=True))
 
 
-def row_summaries(events: Iterable[Event]) -> dict[int, dict[str, Any]]:
+def row_summaries(events: Iterable[Any]) -> dict[int, dict[str, Any]]:
     """{event id: {"severity", "lost": [{"rule_id", "text", "state", "demoted"}], "lost_more",
     "worst": {"kind", "label", "severity", "text", "rule_id"} | None, "n_findings", "n_serious"}}
     for the given events.

@@ -45,7 +45,7 @@ def _plural(n: int) -> str:
     return "" if n == 1 else "s"
 
 
-def _what(e: Event, s: Mapping[str, Any]) -> str:
+def _what(e: Any, s: Mapping[str, Any]) -> str:
     """The "What happened" cell: the lost rules, else the worst finding, then the findings count."""
     if s["lost"]:
         items = []
@@ -81,10 +81,11 @@ def _what(e: Event, s: Mapping[str, Any]) -> str:
 
 
 def event_rows_html(
-    events: Iterable[Event], summaries: Mapping[int, Mapping[str, Any]], project_names: Mapping[int, str]
+    events: Iterable[Any], summaries: Mapping[int, Mapping[str, Any]], project_names: Mapping[int, str]
 ) -> SafeString:
-    """The `<tr>` of each event, newest first as given. `events` have `session` loaded and
-    `checklist_done` annotated (regression.selectors.checklist_done: steps done); `summaries` is
+    """The `<tr>` of each event, newest first as given. `events`: ingest.selectors.ListRows of
+    ui.events.LIST_COLUMNS and `checklist_done` (regression.selectors.checklist_done: steps
+    done); `summaries` is
     ui.event_rows.row_summaries of them; `project_names`: {project id: name} of their projects."""
     detail, timeline, checklist = (
         _url_of("ui:event-detail"),
@@ -96,14 +97,14 @@ def event_rows_html(
         s = summaries[e.pk]
         state = escape(e.verdict or e.status)
         badge = escape(e.verdict) if e.verdict else escape(e.status)
-        session = e.session.external_id
+        session = e.session__external_id
         sev = s["severity"]
         top = (
             f'<span class="badge badge-{escape(sev)}">{escape(sev)}</span>'
             if sev
             else '<span class="muted">–</span>'
         )
-        done = e.checklist_done  # type: ignore[attr-defined]
+        done = e.checklist_done
         out.append(
             f'    <tr class="ev ev-{state}">\n'
             f'      <td class="when"><a href="{detail(e.pk)}">{localtime(e.occurred_at).strftime("%Y-%m-%d %H:%M")}</a></td>\n'

@@ -200,6 +200,14 @@ def compare_clause(
         ):
             credit[a], how[a] = 1.0, ("exact", b)
 
+    # "Keep at least two replicas" = "no service may drop below 2 replicas": a floor is the
+    # prohibition to fall below it, and the other way round
+    flipped = False
+    for a, b in (("at_least", "fall_below"), ("fall_below", "at_least")):
+        if a in rc.concepts and a not in credit and b in cand:
+            credit[a], how[a] = 1.0, ("exact", b)
+            flipped = True
+
     # a money amount is named by its number: "超过 500 元的退款" keeps "退款金额超过五百元"
     if (
         "amount" in rc.concepts
@@ -244,6 +252,12 @@ def compare_clause(
         for c in cand_specific - matched_cands - META_OBJECTS
         if not (_is_cjk_token(c) and c in _own_tokens(rule_text))
     }
+    # what the text names only inside its own condition ("…unless the caller seems legitimate") is an
+    # exception added to the rule, not another object it acts on
+    in_condition = {cid for cl in carriers for cid in cl.condition} - {
+        cid for cl in carriers for cid in cl.concepts if cid not in cl.condition
+    }
+    unrelated -= in_condition
     unknown = {w for cl in carriers for w in cl.unknown} - {c.removeprefix("fb:") for c in matched_cands}
     if rule_specific and (unrelated or unknown) and not any(c in credit for c in rule_specific):
         return None
@@ -327,6 +341,7 @@ def compare_clause(
         best is not None
         and not extra_actions
         and not rc.condition  # "never X without Y" = "always Y before X": a paraphrase, not a reversal
+        and not flipped  # "keep at least 2" = "never drop below 2": the bound turned, not the rule
         and _opposite(rc.force, best.force)
         and not best.labelled  # "Limit in force: exports are capped at 1000 rows" states no polarity
         and not any(_polarity(c.force) == _polarity(rc.force) for c in carriers)  # merged rules keep theirs

@@ -32,6 +32,8 @@ from ctxaudit.engine.language.lexicon import (
     EN_STOPWORDS,
     EN_SUFFIXES,
     FORCE_MARKERS,
+    IRREGULAR_BASE,
+    IRREGULAR_FORMS,
     NEUTRAL_SURFACES,
     ONE_OFF_MARKERS,
     REPORTING_VERBS,
@@ -226,6 +228,8 @@ def _suffix_ok(surface: str, suffix: str, mode: int) -> bool:
 def _stems(token: str) -> list[str]:
     """Base forms of an inflected fallback word, so "calls" also finds "call" and "hard-coded" finds
     "hard-code" (a base form matches its own inflections in _WORD mode)."""
+    if token in IRREGULAR_BASE:  # "spoken" → "speak", "sold" → "sell"
+        return [IRREGULAR_BASE[token]]
     if not token.isascii() or len(token) <= 4 or not token[-1].isalpha():
         return []
     if token.endswith("ies"):
@@ -253,6 +257,9 @@ def _english_forms(surface: str) -> list[tuple[str, int]]:
             forms.append((surface[:-1], _STEM_E))
         elif surface.endswith("y"):
             forms.append((surface[:-1], _STEM_Y))
+    # irregular verbs: "keep" also finds "kept", "write … to" also "written to" (lexicon.IRREGULAR_FORMS)
+    head, sep, rest = surface.partition(" ")
+    forms += [(form + sep + rest, _WORD) for form in IRREGULAR_FORMS.get(head, ())]
     return forms
 
 

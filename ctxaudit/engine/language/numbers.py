@@ -50,9 +50,15 @@ _ARABIC = re.compile(
 )
 
 _TIME = re.compile(
-    r"(下午|晚上|傍晚)?\s?(?:(\d{1,2}):(\d{2})(?!\d)|(\d{1,2})\s?(a\.?m\.?|p\.?m\.?)(?![a-z])|(\d{1,2})\s?[点時时](?:整)?)",
+    r"(下午|晚上|傍晚|夜里|夜间)?\s?(?:(\d{1,2}):(\d{2})(?!\d)|(\d{1,2})\s?(a\.?m\.?|p\.?m\.?)(?![a-z])|(\d{1,2})\s?[点時时](?:整)?)",
     re.I,
 )
+# An hour in Chinese numerals: "晚上十点以后" = "after 10 pm" = 22. Without a time-of-day word the
+# hour must be followed by a time word (前/后/以后/之前/整/半/钟), so "慢一点"/"两点建议" stay words.
+_ZH_HOUR = re.compile(
+    "(凌晨|早上|早晨|上午|中午|下午|晚上|傍晚|夜里|夜间)?([零一二两三四五六七八九十]{1,3})[点點](?:整|钟)?(?=([前后以之半钟整])?)"
+)
+_PM_WORDS = ("下午", "晚上", "傍晚", "夜里", "夜间")
 _EN_UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
@@ -147,6 +153,15 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
         if (m.group(5) or "").startswith("p") and hour < 12 or (m.group(1) and hour < 12):
             hour += 12
         out.append((m.start(), m.end(), str(hour) if minutes == "00" else f"{hour}:{minutes}"))
+    for m in _ZH_HOUR.finditer(text):
+        if not m.group(1) and m.group(3) is None:
+            continue
+        zh_hour = zh_value(m.group(2))
+        if zh_hour is None or zh_hour > 24:
+            continue
+        if m.group(1) in _PM_WORDS and zh_hour < 12:
+            zh_hour += 12
+        out.append((m.start(), m.end(), str(zh_hour)))
     for m in _ARABIC.finditer(text):
         try:
             value = Decimal(m.group(1).replace(",", "") + (m.group(2) or ""))
@@ -199,10 +214,10 @@ _UNIT_SECONDS = {
     "minute": 60, "min": 60, "分钟": 60,
     "hour": 3600, "hr": 3600, "h": 3600, "小时": 3600, "钟头": 3600,
     "day": 86400, "天": 86400,
-    "week": 604800, "周": 604800, "星期": 604800,
+    "week": 604800, "周": 604800, "星期": 604800, "日": 86400,
 }  # fmt: skip
 _UNIT = re.compile(
-    r"\s?(?:个)?\s?(seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|秒钟|秒|分钟|小时|钟头|天|星期|周)(?![A-Za-z])",
+    r"\s?(?:个)?\s?(seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|秒钟|秒|分钟|小时|钟头|天|星期|周|日(?!期))(?![A-Za-z])",
     re.I,
 )
 # "an hour", "a day", "one week", "一天", "半小时": a duration with no digit
@@ -228,6 +243,9 @@ def _durations(text: str, numbers: list[tuple[int, int, str]]) -> list[tuple[int
             out.append((s, e, v))
             continue
         unit = _singular(m.group(1))
+        if unit == "日" and re.search("[月/-]\\s?$", text[max(0, s - 2) : s]):
+            out.append((s, e, v))  # "11月5日" is a date, "七日用量" a duration
+            continue
         secs = Decimal(v) * _UNIT_SECONDS[unit]
         out.append((s, m.end(), _canon(secs, False) + "s"))
     taken = [(s, e) for s, e, _ in out]

@@ -59,8 +59,8 @@ _PARTY_ZH = {
     "person": r"老板|经理|主管|领导|上级|负责人|总监|管理员|财务|法务|审批人|店长|组长|运维|安全团队",
 }
 _CHECK_WORDS_EN = (
-    r"review|reviewer|code review|scan|scanner|audit|check|checker|test suite|tests|test run|ci|pipeline|linter"
-    r"|analysis|verification|validator|inspection"
+    r"review|reviewer|code review|scan|scanner|audit|check|checker|test suite|tests|test run|test|pentest|ci|pipeline|linter"
+    r"|analysis|verification|validator|inspection|assessment|evaluation"
 )
 _CHECK_EN = rf"(?:the |a |an |our |their )?(?:[\w-]+ ){{0,2}}?(?:{_CHECK_WORDS_EN})"
 _CHECK_WORDS_ZH = r"审查|评审|审核|扫描|检查|测试|审计|校验|核查|验证|巡检|检测|风控"
@@ -118,13 +118,16 @@ _ZH_AGENTLESS = re.compile(
     r"|(?:已|已经)?(?:支付|付款|扣款|收款|到账)(?:已|已经)?(?:成功|完成))"
 )
 _EN_IDENTITY = re.compile(
-    rf"(?<![\w-])(?:{_party_alt(_PARTY_EN, 'p_')})\s+(?:is|was|has been)\s+(?:actually\s+|indeed\s+|now\s+)?(?:the|an?|our|their)\s+"
-    r"(?P<identity>(?:[\w-]+\s+){0,2}?(?:admin|administrator|owner|manager|supervisor|developer|root user|sysadmin|ceo|cfo|cto|employee|staff member|maintainer|moderator|lead|director|auditor|approver))\b"
+    rf"(?<![\w-])(?:{_party_alt(_PARTY_EN, 'p_')})\s+(?:is|was|has been)\s+(?:actually\s+|indeed\s+|now\s+)?(?:the|an?|our|their|his|her|(?:(?-i:[A-Z])[\w.-]*\s+){{0,2}}(?-i:[A-Z])[\w.-]*'s)\s+"
+    r"(?P<identity>(?:[\w-]+\s+){0,2}?(?:admin|administrator|owner|manager|supervisor|developer|root user|sysadmin|ceo|cfo|cto|employee|staff member|maintainer|moderator|lead|director|auditor|approver"
+    r"|attorney|lawyer|solicitor|representative|guardian|agent|proxy|executor|trustee|account holder|holder|accountant|officer|physician|doctor|landlord|property manager))\b"
+    # an apposition names the user: "the user, Dana Reyes (CFO), asked …", "the caller, the site's DBA,"
+    rf"|(?<![\w-])(?:{_party_alt(_PARTY_EN, 'a_')}),\s+(?P<identity3>(?:(?-i:[A-Z])[\w'-]+\s+){{0,2}}(?-i:[A-Z])[\w'-]+\s*\([^()\n]{{2,40}}\)|(?:the|our|their)\s+(?:[\w-]+\s+){{0,2}}?(?:admin|owner|manager|cfo|ceo|cto|director|attorney|lawyer|dba|lead)),"
     rf"|(?<![\w-])(?:{_party_alt(_PARTY_EN, 'q_')})\s+(?:has|holds|had)\s+(?P<identity2>admin|root|owner|elevated|superuser|manager)\s+(?:rights|access|privileges|permissions|role|authori[sz]ation)\b",
     re.I,
 )
 _ZH_IDENTITY = re.compile(
-    rf"(?:{_party_alt(_PARTY_ZH, 'p_')})(?:本人)?(?:是|为|身为|系)(?:本店|公司|我们的|该)?(?P<identity>超级管理员|管理员|系统管理员|老板|店长|经理|主管|负责人|开发者|运维|审核员|内部员工|股东|法人|账户所有人|账号所有人)"
+    rf"(?:{_party_alt(_PARTY_ZH, 'p_')})(?:本人)?(?:是|为|身为|系)(?:本店|公司|我们的|该)?(?:[\u4e00-\u9fff]{{1,6}}的)?(?:物业|财务|部门|门店|项目|公司|客户的)?(?P<identity>超级管理员|管理员|系统管理员|老板|店长|经理|主管|负责人|开发者|运维|审核员|内部员工|股东|法人|账户所有人|账号所有人|律师|代理人|监护人|业主|房东|会计|总监|财务总监|持卡人|户主|医生)"
     rf"|(?:{_party_alt(_PARTY_ZH, 'q_')})(?:拥有|有|具有|持有)(?P<identity2>管理员|超管|最高|特殊|root)(?:权限|身份|授权)"
 )
 # What was checked may stand between the check and its result ("the security scan for 2.9.0
@@ -211,7 +214,7 @@ _ACTS = ("request", "consent", "refusal", "decision", "speech")
 
 
 def _party(m: re.Match[str]) -> tuple[str, str]:
-    for prefix in ("p_", "q_", "r_"):
+    for prefix in ("p_", "q_", "r_", "a_"):
         for kind in ("user", "system", "person"):
             try:
                 word = m.group(prefix + kind)
@@ -325,7 +328,8 @@ _GATE_GROUPS = (
     "greenlit payment "
     "charge transaction transfer paid 批准 获批 审批 授权 同意 放行 支付 付款 扣款 收款 到账",
     # checks and finding labels (_CHECK_WORDS_* / _LABELLED_FINDING)
-    "review scan audit check test pipeline linter analysis verification validator inspection finding issue "
+    "review scan audit check test pipeline linter analysis verification validator inspection assessment evaluation "
+    "finding issue "
     "result verdict 发现 结论 结果 " + _CHECK_WORDS_ZH.replace("|", " "),
 )
 _GATE_WORDS = [w for group in _GATE_GROUPS for w in group.split()] + [
@@ -374,6 +378,8 @@ _CONDITION_BEFORE = re.compile(
     re.I,
 )
 _CONDITION_AFTER = re.compile(r"^\s*(?:之后|以后|后)?\s*(?:才|方可|再)")
+# "负责人签字确认后再上线", "经理批准之后才能退款": an approval that comes before a step is its condition
+_STEP_AFTER = re.compile(r"^[\u4e00-\u9fff]{0,4}?(?:之后|以后|后)\s*(?:才|方可|再)|^\s*(?:才|方可)")
 
 
 def conditional(sentence: str, start: int, end: int) -> bool:
@@ -397,6 +403,8 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
                 act is None
                 or _pending(sentence, m.start())
                 or _POSSESSED.search(sentence[max(0, m.start() - 4) : m.start()])
+                # "负责人签字确认后再上线": a step the rule makes a condition, not an approval given
+                or (act == "consent" and _STEP_AFTER.match(sentence[m.end() : m.end() + 10]))
             ):
                 continue
             party, _ = _party(m)
@@ -440,6 +448,9 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
             found = True
             st = _make(index, content, s, e, "check", "finding", s + m.start(), s + m.end())
             what = (m.groupdict().get("object") or "").strip()
+            if not _substantial(st.content + " " + what):
+                # "the KYC check passed; proceed": the result is about the check it names
+                what = f"{m.group('check')} {what}".strip()
             yield replace(st, content=f"{what} {st.content}") if what else st
             break
     if not found:

@@ -214,6 +214,35 @@ class _Sentences:
             return s, e
         return None
 
+    def direct_report(self, i: int, wanted: dict[str, float]) -> tuple[int, int] | None:
+        """The first sentence of message i, the reply right after an instruction, that reports
+        it done in words of its own ("Finished rebuilding the indices" for "Reindex the cluster",
+        "banner 已更新为春节主题" for "把首页的横幅图片换成新年版本"): a completion word, or a report
+        sharing DIRECT of the instruction's terms — never a partial or pending one ("the first three",
+        "已提交复核，等待复核")."""
+        reports, _ = self._report_sentences(i)
+        total = sum(wanted.values())
+        if not total:
+            return None
+        text = self.messages[i].content
+        for s, e, st in reports[:3]:
+            sent = text[s:e]
+            if _PARTIAL.search(sent):
+                return None
+            if _COMPLETION.search(sent) or sum(w for t, w in wanted.items() if t in st) / total >= DIRECT:
+                return s, e
+        return None
+
+
+# The reply right after an instruction reports it done with fewer of its words (direct_report).
+DIRECT = 0.25
+_PARTIAL = re.compile(
+    r"\b(?:first (?:few|two|three|four|five|\d+)|some of|part of|partly|partially|so far|remaining|the rest|halfway|in progress"
+    r"|waiting|awaiting|pending|queued|submitted for)\b"
+    r"|部分|其中|前[一二三四五六七八九十两\d]+|目前为止|剩下|剩余|一半|进行中|等待|待审|待复核|待确认",
+    re.I,
+)
+
 
 _IDENTIFIER = re.compile(r"[\d/_@]")
 
@@ -314,13 +343,17 @@ class _Instructions:
         text = self.before[i].content[s:e]
         phase = bool(_PHASE.search(text))
         found: Closed | None = None
+        direct = True  # the next assistant message answers this instruction
         for j in range(i + 1, min(len(self.before), i + 1 + _LOOKAHEAD)):
             m = self.before[j]
             if phase and _is_live_user(m) and _OPENS_PHASE.search(m.content[:2_000]):
                 found = Closed(i, s, e, text, "phase_opened", j, 0, min(len(m.content), 200))
                 break
+            if _is_live_user(m):
+                direct = False
             if not phase and m.role == "assistant":
-                hit = self.replies.report(j, wanted)
+                hit = self.replies.report(j, wanted) or (direct and self.replies.direct_report(j, wanted))
+                direct = False
                 if hit:
                     found = Closed(i, s, e, text, "done", j, hit[0], hit[1])
                     break

@@ -221,14 +221,16 @@ class SideIndex:
         matcher: Matcher,
         index_matcher: Matcher | None = None,
         fold_message: Callable[[int], str] | None = None,
+        also: frozenset[int] = frozenset(),
     ) -> None:
         """fold_message: the folded text of a message by its index in `ctx` (Analysis.folded, so the
-        pair is folded once for every check); default: fold it here."""
+        pair is folded once for every check); default: fold it here. also: indexes of other
+        messages searched as well (the summaries a compressor wrote in the assistant role)."""
         self.side = side
         self.matcher = matcher
         self.index_matcher = index_matcher or matcher
         self.msgs: list[tuple[int, Message]] = [
-            (i, m) for i, m in enumerate(ctx.messages) if is_instruction(m)
+            (i, m) for i, m in enumerate(ctx.messages) if is_instruction(m) or i in also
         ]
         self._fold_message = fold_message
         self._folded: dict[int, str] = {}
@@ -639,9 +641,13 @@ def retention_index(
     rules: tuple[Rule, ...] | list[Rule],
     fold_before: Callable[[int], str] | None = None,
     fold_after: Callable[[int], str] | None = None,
+    written_after: frozenset[int] = frozenset(),
 ) -> RetentionIndex:
     """Prepare retention for `rules` on a pair (see RetentionIndex). fold_before/fold_after: the
-    folded text of a message by index (Analysis.folded); default: folded here. Linear in the pair."""
+    folded text of a message by index (Analysis.folded); default: folded here. written_after:
+    after messages in the assistant role that the compressor wrote (not copied from before): a
+    rule restated there ("I'll keep following: never …") survives, demoted (seed 000 §3.2), while
+    an assistant message carried over from before keeps no rule alive. Linear in the pair."""
     matcher, fallback, models = prepare_rules(rules)
     # the sentence index only needs the specific concepts the rules name (and their relatives)
     wanted: set[str] = set()
@@ -652,7 +658,7 @@ def retention_index(
                 wanted |= related(cid)
     index_matcher = Matcher({t: v for t, v in _fallback_of(models).items() if v[0] in wanted}, only=wanted)
     bidx = SideIndex(before, "before", matcher, index_matcher, fold_before)
-    aidx = SideIndex(after, "after", matcher, index_matcher, fold_after)
+    aidx = SideIndex(after, "after", matcher, index_matcher, fold_after, written_after)
     verbatim = [aidx.verbatim(m.squeezed, m.locate) if m.squeezed else None for m in models]
     return RetentionIndex(fallback, models, bidx, aidx, verbatim)
 
@@ -665,7 +671,12 @@ def check_retention(a: Analysis) -> list[RuleResult]:
     ri = a.memo(
         "retention",
         lambda: retention_index(
-            a.before, a.after, a.rules, partial(a.folded, "before"), partial(a.folded, "after")
+            a.before,
+            a.after,
+            a.rules,
+            partial(a.folded, "before"),
+            partial(a.folded, "after"),
+            frozenset(i for i, m in a.index.written_messages() if m.role == "assistant"),
         ),
     )
     return _results(ri)

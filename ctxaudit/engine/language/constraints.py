@@ -616,8 +616,18 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
     clause.scope = tuple(scope)
     clause.numbers = tuple(v for _, _, v in find_numbers(f[cs:ce]))
     if cond_at >= 0:
-        clause.condition = frozenset(c for c, (s, _) in clause.concepts.items() if s >= cond_at)
-        clause.condition_text = text[cond_at:ce].strip()
+        # a condition that opens the clause ends at the force word: in "未经审批不得下架任何商品" and
+        # "without a ticket, never refund an order" what is forbidden is not part of the condition
+        # (之前/以前 close what stands before them: "删除任何表之前必须…" keeps its reading)
+        cond_end = (
+            at
+            if 0 <= cond_at < at
+            and force is not Force.IMPERATIVE
+            and f[cond_at : cond_at + 2] not in _POSTPOSED
+            else ce
+        )
+        clause.condition = frozenset(c for c, (s, _) in clause.concepts.items() if cond_at <= s < cond_end)
+        clause.condition_text = text[cond_at:cond_end].strip()
     after = {c for c, (s, _) in clause.concepts.items() if s >= at and c not in clause.condition}
     if force is Force.IMPERATIVE or at < 0:
         after = set(clause.concepts) - set(clause.condition)
@@ -625,6 +635,7 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
     return clause
 
 
+_POSTPOSED = ("之前", "以前")  # condition markers that follow what they govern
 _SUBJECT = re.compile(
     r"(?:用户|客户|助手|模型|我|他|她|对方|管理员|系统|\b(?:user|assistant|customer|he|she|they|it|i|we|the model|the agent|manager|admin))"
     r"(?:已经|已|曾|也|还|又|再次|明确|一直)?\s*$"

@@ -79,7 +79,10 @@ for _a, _b in (("follow", "use"),):
 # region" is not kept by "…tickets of the border region"; 华东区 is not 华南区).
 SUBSTITUTION_WEIGHT = 0.6
 LIGHT_VERBS = frozenset(("execute", "use", "keep", "follow", "attach"))  # attach: "带上/include/have"
-META_OBJECTS = frozenset(("instruction",))  # 规则/instruction/policy: the frame of a rule, not its object
+META_OBJECTS = frozenset(("instruction",))
+META_ACTIONS = frozenset(
+    ("discuss",)
+)  # talking about a thing is no other act on it  # 规则/instruction/policy: the frame of a rule, not its object
 BOUNDS = frozenset(("exceed", "limit", "at_least"))  # the words around a threshold (lexicon)
 
 _CJK = re.compile("[\u4e00-\u9fff]")
@@ -267,8 +270,15 @@ def compare_clause(
     # — when the text does the rule's own action(s): "写操作最好确认一下" for "…不能替代管理员二次确认" lost the
     # rule's action itself and is a weakened form, not a sibling
     # (a light verb — keep/use/run/follow — makes no other rule: "prefers to keep dependencies to a minimum")
+    # (nor do the rule's own words of another clause, or talk about it: "we discussed the review
+    # of payment code" retells "until the security review passes, never merge payment code")
     other_actions = (
-        {x for cl in carriers for x in cl.actions} - matched_cands - set(rc.concepts) - LIGHT_VERBS
+        {x for cl in carriers for x in cl.actions}
+        - matched_cands
+        - set(rc.concepts)
+        - (rule_concepts or set())
+        - LIGHT_VERBS
+        - META_ACTIONS
     )
     if not all(c in credit for c in core_actions):
         other_actions = set()

@@ -274,6 +274,20 @@ class SideIndex:
         return found
 
     # -- sentence index -----------------------------------------------------------------------
+    def quoted_copy(self, rule_sq: str, locate: Locator) -> tuple[int, int, int] | None:
+        """(pos, start, end) of the rule's text inside quoted material (an "All user messages"
+        list, a user's quoted question): words someone once wrote, not an instruction."""
+        for pos in range(len(self.msgs)):
+            if rule_sq not in self.squeezed(pos):
+                continue
+            quoted = self.quoted(pos)
+            hit = next(
+                (h for h in locate.finditer(self.folded(pos)) if inside(quoted, h.start(), h.end())), None
+            )
+            if hit is not None:
+                return pos, hit.start(), hit.end()
+        return None
+
     def starts(self, pos: int) -> list[int]:
         st = self._starts.get(pos)
         if st is None:
@@ -811,6 +825,20 @@ def _check_one(
             role_w, role_after = w, found.role
 
     if all(s == "absent" for s in states):
+        copy = aidx.quoted_copy(model.squeezed, model.locate) if model.squeezed else None
+        if copy is not None:
+            # kept only as a quote of what someone once wrote (issue 12 §4): it no longer binds,
+            # but it is not gone either — weakened, with the quote as evidence
+            pos, a, b = copy
+            quote = aidx.folded(pos)[a:b]
+            item = (
+                f"仅作为引用保留，不再是指令：“{quote}” / kept only inside a quote, no longer an instruction"
+                if zh
+                else f"kept only inside a quote, no longer an instruction: “{quote}”"
+            )
+            return result(
+                RuleState.WEAKENED, RETOLD_LEVEL, aidx.msgs[pos][1].role, [_span(aidx, pos, a, b)], [item]
+            )
         spans = [closest_span] if closest_span is not None and closest_val >= 0.3 else []
         return result(RuleState.MISSING, 0.0, None, spans, [])
     strength = score / total_w if total_w else 0.0

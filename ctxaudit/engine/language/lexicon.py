@@ -1456,6 +1456,12 @@ NEUTRAL_SURFACES: tuple[str, ...] = (
     "要领",
     "要务",
     "要闻",
+    "纪要",
+    "要害",
+    "要价",
+    "要账",
+    "机要",
+    "政要",
     # a weekday is a day, not the weekly frequency: "每周五下午" = "周五下午" (the number reads 5 apart)
     "每周一",
     "每周二",

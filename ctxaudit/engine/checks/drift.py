@@ -71,7 +71,14 @@ for _c in CONCEPTS:
 
 # Light verbs that say the same of a convention: "提交信息遵循 X 格式" = "提交信息使用 X 格式",
 # "follow PEP 8" = "use PEP 8".
-for _a, _b in (("follow", "use"),):
+for _a, _b in (
+    ("follow", "use"),
+    # a thing that "goes to"/"belongs in" a place or person is sent, put or referred there
+    ("route", "send"),
+    ("route", "put"),
+    ("route", "escalate"),
+    ("route", "reveal"),
+):
     _EQUIV[_a] = _EQUIV.get(_a, frozenset()) | {_b}
     _EQUIV[_b] = _EQUIV.get(_b, frozenset()) | {_a}
 # A rule's own specific words left unmatched that weigh this much, where the text names other

@@ -713,7 +713,7 @@ CONCEPTS: tuple[Concept, ...] = (
         A,
         "确认",
         "confirm",
-        "确认|核实|核验|验证|审批|批准|审核|复核|同意|confirm|confirmation|approval|approve|approved|verify|verification|sign-off|sign off|authorise|authorize",
+        "确认|核实|核验|验证|审批|批准|审核|复核|同意|confirm|confirmation|consent|approval|approve|approved|verify|verification|sign-off|sign off|authorise|authorize",
     ),
     _c(
         "double_confirm",
@@ -789,7 +789,7 @@ CONCEPTS: tuple[Concept, ...] = (
         "follow",
         "遵循|遵守|遵照|依照|按照|符合|follow|comply with|adhere to|conform to|stick to|obey",
     ),
-    _c("keep", A, "保持", "keep", "保持|维持|保证|确保|keep|maintain|ensure|stay|remain"),
+    _c("keep", A, "保持", "keep", "保持|维持|保证|确保|保留|keep|maintain|ensure|stay|remain|retain"),
     _c(
         "escalate",
         A,
@@ -940,7 +940,7 @@ CONCEPTS: tuple[Concept, ...] = (
         A,
         "打电话",
         "phone call",
-        "打电话|致电|拨打|回电|去电|phone call|phone calls|ring",
+        "打电话|致电|拨打|回电|去电|外呼|phone call|phone calls|call|calls|place a call|ring",
     ),
     _c(
         "consult",
@@ -981,6 +981,17 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("cancel", A, "取消", "cancel", "取消|撤销|作废|cancel|cancellation|void|call off|annul"),
     _c("freeze", A, "冻结", "freeze", "冻结|锁定|封禁|停用|freeze|lock|suspend|block|disable"),
     _c("unlock", A, "解锁", "unlock", "解锁|解冻|解封|开锁|unlock|unfreeze|unblock"),
+    _c("currency_cny", O, "人民币", "RMB", "人民币|rmb|cny|renminbi|yuan"),
+    _c("decimals", O, "小数", "decimal places", "小数位|小数|decimal places|decimal place|decimals"),
+    # "the visit window goes to the customer by SMS" sends it; "config belongs in config/local/" puts
+    # it there; "every legal question goes to a lawyer" refers it (drift._EQUIV links them)
+    _c(
+        "route",
+        A,
+        "转到",
+        "goes to",
+        "goes to|go to|belongs in|belong in|belongs to|belong to|is routed to|are routed to|ends up in|送到|交到|归到",
+    ),
     _c("retry", A, "重试", "retry", "重试|重新尝试|再试|retry|re-try|try again|re-attempt"),
     _c("flag", A, "标记", "flag", "标记|标注|打标|flag|mark for|mark as"),
     _c("offer", A, "提议", "offer", "提议|主动提出|offer|propose"),

@@ -1,0 +1,160 @@
+"""Kinds of fault the checks read the same whatever the sentence (issue 12 §1–§5). Each case here
+was a first-run failure of the blind batches tests/cases/blind_10.jsonl / blind_11.jsonl; the
+sentences below are new wordings of the same kinds, not the batch's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxaudit.engine.checks.retention import check_rule_retention
+from ctxaudit.engine.language.numbers import number_values
+from ctxaudit.engine.runner import run_checks
+from ctxaudit.engine.tokens import CharCounter
+from ctxaudit.engine.types import Context, ContextPair, Message, Rule, RuleState
+from tests.engine.helpers import ctx
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("晚上九点以后不要打电话", "no calls after 9 pm"),
+        ("下午三点前提交", "submit before 15:00"),
+        ("止痛药最多开五日用量", "at most 5 days of painkillers"),
+    ],
+)
+def test_clock_hours_and_days_compare_in_any_script(a: str, b: str) -> None:
+    assert set(number_values(a)) & set(number_values(b))
+
+
+def test_a_date_and_a_word_with_a_numeral_are_no_duration_or_hour() -> None:
+    assert number_values("12月3日") == ("12", "3")
+    assert number_values("说慢一点") == ()
+
+
+@pytest.mark.parametrize(
+    ("rule", "after"),
+    [
+        # irregular participles
+        ("Never send invoices to a personal address.", "invoices are never to be sent to a personal address"),
+        ("Never sell member lists to anyone.", "member lists must never be sold to anyone"),
+        # synonym groups in both languages
+        ("严禁把过期样品卖给顾客。", "规定：过期的样本绝不能出售给顾客。"),
+        (
+            "Never cancel a booking without the guest's consent.",
+            "【摘要】规则：未经住客同意，绝不能取消预订。",
+        ),
+        # a floor is the prohibition to fall below it
+        ("Keep at least three nodes in the pool.", "the pool must never drop below 3 nodes"),
+    ],
+)
+def test_rewordings_and_translations_keep_a_rule(rule: str, after: str) -> None:
+    before = ctx(("system", "You are an assistant."), ("user", "[Policy] " + rule))
+    result = check_rule_retention(before, ctx(("user", "Summary: " + after)), [Rule("R1", rule)])[0]
+    assert result.state is RuleState.RETAINED, result
+
+
+def test_a_sibling_on_another_object_does_not_keep_the_rule_after_a_leading_condition() -> None:
+    rules = [Rule("A", "未经批准不得删除任何发票。"), Rule("B", "未经批准不得删除任何合同。")]
+    before = ctx(("system", "你是财务助手。"), ("user", "规则：" + rules[0].text + rules[1].text))
+    after = ctx(("user", "【摘要】规则：未经批准不得删除任何合同。"))
+    got = {r.rule_id: r.state for r in check_rule_retention(before, after, rules)}
+    assert got == {"A": RuleState.MISSING, "B": RuleState.RETAINED}
+
+
+def test_a_rule_the_compressor_restated_as_the_assistant_is_demoted() -> None:
+    rule = "Never reopen a closed incident without the duty manager."
+    pair = ContextPair(
+        before=Context(
+            (Message("system", "You are an incident bot. " + rule), Message("user", "Close INC-7."))
+        ),
+        after=Context(
+            (
+                Message("system", "You are an incident bot."),
+                Message(
+                    "assistant",
+                    "(earlier) I will keep to this: never reopen a closed incident without the duty manager.",
+                ),
+            )
+        ),
+        rules=(Rule("R1", rule),),
+    )
+    [r] = run_checks(pair, counter=CharCounter()).rules
+    assert r.state is RuleState.RETAINED and r.demoted and r.role_after == "assistant"
+
+
+def test_a_rule_kept_only_inside_a_quoted_user_message_is_weakened() -> None:
+    rule = "Never force-push to the main branch."
+    before = ctx(("user", rule), ("assistant", "Understood."), ("user", "Rename the config loader."))
+    after = ctx(
+        (
+            "user",
+            'Summary: the loader was renamed.\nAll user messages:\n- "Never force-push to the main branch."\n'
+            '- "Rename the config loader."',
+        )
+    )
+    r = check_rule_retention(before, after, [Rule("R1", rule)])[0]
+    assert r.state is RuleState.WEAKENED
+
+
+def _kinds(before: list[tuple[str, str]], after: list[tuple[str, str]]) -> set[str]:
+    pair = ContextPair(before=ctx(*before), after=ctx(*after), rules=(Rule("R1", "Be polite."),))
+    return {f.kind for f in run_checks(pair, counter=CharCounter()).findings}
+
+
+def test_a_users_question_is_no_consent() -> None:
+    kinds = _kinds(
+        [
+            ("system", "Be polite."),
+            ("user", "Can my parcel be left with a neighbour?"),
+            ("assistant", "It can, if you agree."),
+        ],
+        [
+            ("system", "Be polite."),
+            ("user", "Summary: the user agreed to have parcels left with a neighbour."),
+        ],
+    )
+    assert "claim_fabricated" in kinds
+
+
+def test_what_the_user_relays_from_another_person_is_misattributed() -> None:
+    kinds = _kinds(
+        [
+            ("system", "Be polite."),
+            ("user", "My boss Ines said we can drop the weekly report."),
+            ("assistant", "Noted."),
+        ],
+        [("system", "Be polite."), ("user", "Summary: the user approved dropping the weekly report.")],
+    )
+    assert "claim_misattributed" in kinds
+
+
+def test_a_failed_check_result_contradicts_passed() -> None:
+    kinds = _kinds(
+        [
+            ("system", "Be polite. Release only after the licence check passes."),
+            ("user", "Can we release?"),
+            ("tool", "licence_check: FAIL (GPL dependency found)"),
+        ],
+        [
+            ("system", "Be polite. Release only after the licence check passes."),
+            ("user", "Summary: the licence check passed; release today."),
+        ],
+    )
+    assert "claim_contradicted" in kinds
+
+
+def test_a_task_reported_done_in_other_words_is_stale_when_reinserted() -> None:
+    kinds = _kinds(
+        [
+            ("system", "Be polite."),
+            ("user", "Purge the CDN cache for the docs site."),
+            ("assistant", "Done: every cached docs page has been invalidated."),
+            ("user", "Now check the 404 rate."),
+        ],
+        [
+            ("system", "Be polite."),
+            ("user", "Summary: docs cache invalidated; checking 404s."),
+            ("user", "Purge the CDN cache for the docs site."),
+        ],
+    )
+    assert "stale_instruction" in kinds

@@ -211,6 +211,14 @@ def is_standing(sentence: str) -> bool:
     return strongest.force in USER_HARD and fold(strongest.force_word).strip() not in _CASUAL_DONT
 
 
+# A label that makes what follows a rule in a user message: "约束：…", "House rule: …", "团队约定（长期有效）：…".
+_RULE_LABEL = re.compile(
+    r"^\s*(?:(?:house|team|project|standing|coding|our)\s+)?(?:rules?|constraints?|polic(?:y|ies)|conventions?|guidelines?)\s*[:：]\s*"
+    r"|^\s*(?:[\u4e00-\u9fff]{0,4})(?:约束|规则|规定|红线|约定|守则|要求)(?:（[^）]{0,8}）)?\s*[:：]\s*",
+    re.I,
+)
+
+
 def _user_rules(content: str) -> list[str]:
     low = content.lstrip().lower()
     if low.startswith(_NOT_INSTRUCTIONS):
@@ -228,6 +236,15 @@ def _user_rules(content: str) -> list[str]:
         item = _ITEM.match(line)
         if item is not None:
             line = line[item.end() :]
+        label = _RULE_LABEL.match(line)
+        if label is not None:
+            # "约束：不改数据库表结构。需求是…", "House rule: no force-pushes to shared branches." — the
+            # first sentence after a rule label is a rule whatever its wording (issue 12 §2)
+            first = next(iter(_sentences(line[label.end() :])), "")
+            first = _clean(first)
+            if MIN_LEN <= len(first) <= MAX_LEN and not first.rstrip().endswith(("?", "？")):
+                out.append(first)
+            continue
         for sentence in _sentences(line):
             sentence = _clean(sentence)
             if MIN_LEN <= len(sentence) <= MAX_LEN and is_standing(sentence):

@@ -73,8 +73,9 @@ _SENT_END = re.compile(r"[。！？；;!?\n]|(?<=[^\s\d])\.(?=\s)")
 # Markers that state a constraint as in force from here on, even inside narrative (issue 12 §4:
 # "from now on the user wants every answer in French" keeps the rule).
 _STANDING_NOW = re.compile(
-    r"\b(?:from now on|going forward|from this point on|in (?:the )?future|at all times|every time|whenever)\b"
-    r"|从现在开始|从现在起|从今以后|今后|以后都|始终|一律|每次"
+    r"\b(?:from now on|going forward|from this point on|in (?:the )?future|at all times|every time|whenever"
+    r"|every (?:morning|evening|night|day|week|weekday|monday|friday)|each (?:morning|day|week))\b"
+    r"|从现在开始|从现在起|从今以后|今后|以后都|始终|一律|每次|每天|每日|每晚|每周|每个工作日"
 )
 # A retelling keeps a rule's polarity: "the user likes pnpm" retells "use pnpm"; "用户提出删除订单的诉求"
 # is the opposite of "禁止删除订单" and retells nothing. A topic ("we discussed the scan") has none.

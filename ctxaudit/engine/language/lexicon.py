@@ -516,6 +516,19 @@ STANDING_MARKERS: tuple[str, ...] = (
     "in future",
     "in the future",
     "for all future",
+    # a recurring task binds every day it recurs ("Every morning, post the roster", "每天早上发日报")
+    "every morning",
+    "every evening",
+    "every night",
+    "each morning",
+    "every weekday",
+    "every monday",
+    "every friday",
+    "每天",
+    "每日",
+    "每晚",
+    "每周",
+    "每个工作日",
     "whenever",
     "every time",
     "each time",
@@ -764,7 +777,7 @@ CONCEPTS: tuple[Concept, ...] = (
         "file",
         "日志文件|文件|附件|文档|log file|log files|audit log|audit logs|file|files|attachment|document",
     ),
-    _c("send", A, "发送", "send", "发送|发出|发给|发邮件|转发|外发|send|email|mail|forward|upload|transmit"),
+    _c("send", A, "发送", "send", "发送|发出|发给|发邮件|转发|外发|发到|发在|send|email|mail|forward|upload|transmit|post"),
     _c("execute", A, "执行", "execute", "执行|运行|调用|run|execute|invoke"),
     _c(
         "instruction",
@@ -1511,6 +1524,9 @@ NEUTRAL_SURFACES: tuple[str, ...] = (
     "据说",
     "比如说",
     "也就是说",
+    # an on-call engineer is a person, not a phone call
+    "on-call",
+    "on call",
     # words that contain 订 (book) and book nothing
     "订阅",
     "订正",

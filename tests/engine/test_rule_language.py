@@ -74,7 +74,12 @@ def test_a_rule_that_survives_only_in_the_quoted_list_is_not_retained() -> None:
         )
     )
     stated = ctx(("user", "Summary: standing rule — never push to main. Pending: none."))
-    assert check_rule_retention(before, quoted, [rule])[0].state is RuleState.MISSING
+    # not retained: the copy is a record of what was said, no instruction. Weakened, not missing
+    # (issue 12 §4: a rule that lost its force is missing only when nothing of it remains), with
+    # the quote as evidence of where it went
+    got = check_rule_retention(before, quoted, [rule])[0]
+    assert got.state is RuleState.WEAKENED and got.strength <= 0.2
+    assert any("quote" in item for item in got.lost)
     assert check_rule_retention(before, stated, [rule])[0].state is RuleState.RETAINED
 
 

@@ -777,7 +777,13 @@ CONCEPTS: tuple[Concept, ...] = (
         "file",
         "日志文件|文件|附件|文档|log file|log files|audit log|audit logs|file|files|attachment|document",
     ),
-    _c("send", A, "发送", "send", "发送|发出|发给|发邮件|转发|外发|发到|发在|send|email|mail|forward|upload|transmit|post"),
+    _c(
+        "send",
+        A,
+        "发送",
+        "send",
+        "发送|发出|发给|发邮件|转发|外发|发到|发在|send|email|mail|forward|upload|transmit|post",
+    ),
     _c("execute", A, "执行", "execute", "执行|运行|调用|run|execute|invoke"),
     _c(
         "instruction",

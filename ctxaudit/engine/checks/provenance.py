@@ -166,8 +166,15 @@ def _judge(st: Statement, gr: g.Grounder) -> Verdict | None:
     return _judge_approval(st, wanted, gr, threshold)
 
 
-# A user sentence that asks ("When is my refill ready?") consents to nothing it names.
+# A user sentence that asks ("When is my refill ready?") consents to nothing it names, and one that
+# asks to look something up ("What does the wiki say about staging?", "查一下手册里怎么处理") says none
+# of what the lookup found.
 _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
+_LOOKUP = re.compile(
+    r"^\s*(?:(?:can|could) you\s+)?(?:please\s+)?(?:what|how|where|when|why|which|who|look up|check|find|search|see what)\b"
+    r"|^\s*(?:请|帮我|麻烦)?(?:查一下|查查|查询一下|看一下|看看|找一下|搜一下)",
+    re.I,
+)
 # The user passing on someone else's words: "My manager Priti said we can skip the freeze",
 # "finance told me it's approved", "经理说可以".
 _RELAYED = re.compile(
@@ -178,7 +185,8 @@ _RELAYED = re.compile(
 )
 # Forwarded or quoted mail inside a user message: the identities in it are the sender's.
 _FORWARDED = re.compile(
-    r"-{2,}\s*(?:forwarded message|original message)\s*-{0,}|^\s*(?:from|发件人)\s*[:：]|转发的邮件|^\s*>",
+    r"-{2,}\s*(?:forwarded message|original message)\s*-{0,}|^\s*(?:from|发件人)\s*[:：]|转发的邮件|^\s*>"
+    r"|\bforward(?:ing|ed)\s+(?:this|the following|you|an? (?:email|mail|message))|^\s*fwd?\s*:|转发(?:一下|给你|如下|了一封)",
     re.I | re.M,
 )
 
@@ -227,6 +235,13 @@ def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, thresho
             return Verdict("claim_misattributed", own, "relayed_by_user")
         if st.act == "consent" and _ASKS.search(said.strip()):
             own = None  # a question names what it asks about; it agrees to none of it
+        elif st.act in ("consent", "request") and _LOOKUP.search(said) and _ASKS.search(said.strip()):
+            own = None
+    if st.act == "speech" and own and own.party == "user":
+        one = gr.sentence(own, wanted)
+        said = gr.text(one.index)[one.start : one.end]
+        if _ASKS.search(said.strip()) or _LOOKUP.search(said):
+            own = None  # the user asked what a document says; the document said it
     # A rule restated ("at most 30 lines" for "must not exceed thirty") is not the user's "no":
     # only an agreement or a decision is contradicted by a prohibition on the same thing.
     negated_statement = st.act == "refusal" or g.prohibits(st.text)

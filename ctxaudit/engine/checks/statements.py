@@ -121,6 +121,9 @@ _EN_IDENTITY = re.compile(
     rf"(?<![\w-])(?:{_party_alt(_PARTY_EN, 'p_')})\s+(?:is|was|has been)\s+(?:actually\s+|indeed\s+|now\s+)?(?:the|an?|our|their|his|her|(?:(?-i:[A-Z])[\w.-]*\s+){{0,2}}(?-i:[A-Z])[\w.-]*'s)\s+"
     r"(?P<identity>(?:[\w-]+\s+){0,2}?(?:admin|administrator|owner|manager|supervisor|developer|root user|sysadmin|ceo|cfo|cto|employee|staff member|maintainer|moderator|lead|director|auditor|approver"
     r"|attorney|lawyer|solicitor|representative|guardian|agent|proxy|executor|trustee|account holder|holder|accountant|officer|physician|doctor|landlord|property manager))\b"
+    # a name and a role: "the requester is Mark Chen, the verified owner of the m.chen account"
+    rf"|(?<![\w-])(?:{_party_alt(_PARTY_EN, 'n_')})\s+(?:is|was)\s+(?:(?-i:[A-Z])[\w'-]+\s+){{0,2}}(?-i:[A-Z])[\w'-]+,\s+(?:the|an?|our|their)\s+"
+    r"(?P<identity4>(?:[\w-]+\s+){0,2}?(?:admin|administrator|owner|manager|supervisor|developer|ceo|cfo|cto|employee|director|attorney|lawyer|representative|account holder|holder))\b"
     # an apposition names the user: "the user, Dana Reyes (CFO), asked …", "the caller, the site's DBA,"
     rf"|(?<![\w-])(?:{_party_alt(_PARTY_EN, 'a_')}),\s+(?P<identity3>(?:(?-i:[A-Z])[\w'-]+\s+){{0,2}}(?-i:[A-Z])[\w'-]+\s*\([^()\n]{{2,40}}\)|(?:the|our|their)\s+(?:[\w-]+\s+){{0,2}}?(?:admin|owner|manager|cfo|ceo|cto|director|attorney|lawyer|dba|lead)),"
     rf"|(?<![\w-])(?:{_party_alt(_PARTY_EN, 'q_')})\s+(?:has|holds|had)\s+(?P<identity2>admin|root|owner|elevated|superuser|manager)\s+(?:rights|access|privileges|permissions|role|authori[sz]ation)\b",
@@ -214,7 +217,7 @@ _ACTS = ("request", "consent", "refusal", "decision", "speech")
 
 
 def _party(m: re.Match[str]) -> tuple[str, str]:
-    for prefix in ("p_", "q_", "r_", "a_"):
+    for prefix in ("p_", "q_", "r_", "a_", "n_"):
         for kind in ("user", "system", "person"):
             try:
                 word = m.group(prefix + kind)

@@ -410,6 +410,10 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
                 or (act == "consent" and _STEP_AFTER.match(sentence[m.end() : m.end() + 10]))
             ):
                 continue
+            if m.group(0).lower().endswith(("told", "instructed", "directed", "ordered")) and re.match(
+                r"\s+to\b", sentence[m.end() :]
+            ):
+                continue  # "customer told to rebook": the customer was told, by someone else
             party, _ = _party(m)
             neg = _negated(sentence, m.start(), m.end())
             if neg and party != "user":

@@ -122,6 +122,8 @@ def _word_ops(word: str) -> _Ops:
         # A lone capital names a thing ("contracts B and C"); "A" and "I" are words.
         return ((raw.casefold(), 1.0, False),) if raw.isupper() and raw not in "AI" or raw.isdigit() else ()
     low = raw.casefold()
+    if low.endswith("'s") and len(low) > 3:
+        low = low[:-2]  # a possessive ("Tower's", "r.kowalski's") names the word, not a thing "s"
     parts = [p for p in _PARTS.split(low) if p]
     ops: list[tuple[str, float, bool]] = []
     if len(parts) > 1:

@@ -78,6 +78,7 @@ for _a, _b in (
     ("route", "put"),
     ("route", "escalate"),
     ("route", "reveal"),
+    ("ship", "send"),  # "每个包裹发出前" = "发货前每件包裹": goods sent are goods shipped
 ):
     _EQUIV[_a] = _EQUIV.get(_a, frozenset()) | {_b}
     _EQUIV[_b] = _EQUIV.get(_b, frozenset()) | {_a}

@@ -136,6 +136,25 @@ def _names_identifiers(rc: Clause, d: ClauseDrift, fallback: dict[str, float]) -
     return bool(idents) and all(c in named for c in idents)
 
 
+def _names_core_action(rc: Clause, d: ClauseDrift, rule_text: str) -> bool:
+    """Does the text name what the rule clause asks to be done (its action, or a relative of it)?
+    "用户已获得财务主管授权，要求转账" names the manager and the transfer of "任何转账都必须经过财务主管
+    二次确认" but no confirmation: a claim about the rule's subject, not a retelling of the rule.
+    What "必须经过/须经" governs is then the action to name; an action word right after a
+    quantifier ("所有回复", "every reply") is a thing, not what is asked."""
+    named = {cid for cl in d.matched for cid in cl.concepts}
+
+    def verb(c: str) -> bool:
+        if c not in rc.actions or c.startswith("fb:"):
+            return False
+        start = rc.concepts[c][0]
+        return not any(rule_text[:start].rstrip().endswith(w) for w in rc.scope)
+
+    governed = [c for c in rc.condition if verb(c)] if "经" in rc.force_word else []
+    actions = governed or [c for c in rc.core if verb(c)]
+    return not actions or any(related(c) & named for c in actions)
+
+
 def is_instruction(m: Message) -> bool:
     """Does this message act as an instruction to the model (see module docstring)?"""
     return m.role in INSTRUCTION_ROLES or (m.kind or "") in SUMMARY_KINDS
@@ -507,6 +526,7 @@ def _best_for_clause(
                     and (d.closeness >= RETOLD_MIN or _names_identifiers(rc, d, fallback))
                     and (retold is None or d.closeness > retold.drift.closeness)
                     and _retells(rc, fold(text), base, d.matched)
+                    and _names_core_action(rc, d, rule_text)
                 ):
                     retold = found
                 continue

@@ -653,7 +653,7 @@ CONCEPTS: tuple[Concept, ...] = (
         A,
         "导出",
         "export",
-        "导出|下载|拷贝|复制出|export|download|dump|exfiltrate",
+        "导出|下载|拷贝|复制出|复制到|复制|export|download|dump|exfiltrate|copy",
         parent="reveal",
     ),
     _c(
@@ -733,7 +733,7 @@ CONCEPTS: tuple[Concept, ...] = (
         A,
         "二次确认",
         "second confirmation",
-        "二次确认|双重确认|再次确认|second confirmation|double confirmation|double-check|two-step confirmation|re-confirm",
+        "二次确认|二次核验|二次验证|二次审核|双重确认|双重验证|再次确认|再次核验|再次验证|second confirmation|double confirmation|double-check|two-step confirmation|re-confirm|re-verify",
         parent="confirm",
     ),
     _c(

@@ -78,6 +78,8 @@ _NOT_QUANTITY = re.compile(r"^(?:one|a)$", re.I)
 # 万一 (in case), 一一 (one by one).
 _ZH_WORDS = ("千万", "万万", "万一", "一一")
 _ZH_NOT_AFTER = {"十": "分足全"}  # 十分, 十足, 十全
+# "二次" before a verb means "second/double" (二次确认 = double confirmation), not twice as a bound
+_SECONDARY = re.compile("次(?=[确核验审认复校])")
 
 
 def _canon(value: Decimal, percent: bool) -> str:
@@ -180,6 +182,8 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
         nxt = text[m.end() : m.end() + 1]
         if nxt and nxt in _ZH_NOT_AFTER.get(numeral, ""):
             continue
+        if numeral == "二" and _SECONDARY.match(text, m.end()):
+            continue  # 二次确认, 二次核验: a second (double) check, not the count two
         zh = zh_value(numeral)
         if zh is None:
             continue

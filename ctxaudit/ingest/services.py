@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from ctxaudit.engine.formats import ContextFormatError, context_to_json, parse_context
+from ctxaudit.engine.strategies import strategy_family
 from ctxaudit.engine.transcripts import TranscriptError, read_transcript
 from ctxaudit.engine.transcripts.events import compaction_event, session_id_for
 from ctxaudit.engine.types import Context
@@ -62,6 +64,9 @@ def _own_rules(project: Project, spec: EventIn) -> tuple[list[dict[str, Any]] | 
         return [
             {"id": r.id, "text": r.text, "severity": r.severity, "source": "event"} for r in spec.rules
         ], "event"
+    # A project from the API key lookup says whether it has a rule set (projects.auth.api_key_lookup).
+    if getattr(project, "has_rule_set", True) is False:
+        return None, "extracted"
     project_rules = list(project.rules.values("rule_id", "text", "severity", "source_file", "version"))
     if project_rules:
         # The rule set version in force when the event was received is kept with each rule.
@@ -101,29 +106,31 @@ def event_ingest(
     rules, rules_source = _own_rules(project, spec)
     if rules is not None:
         mark_reinjected(rules, after, spec.metadata.get("source_format") if spec.metadata else None)
+    event = Event(
+        project=project,
+        sequence=spec.sequence,
+        occurred_at=spec.occurred_at or timezone.now(),
+        strategy=spec.strategy,
+        model=spec.model or "",
+        format=spec.format,
+        before=context_to_json(before),
+        after=context_to_json(after),
+        rules=rules,
+        rules_source=rules_source,
+        metadata=spec.metadata,
+        idempotency_key=idempotency_key or None,
+        idempotency_fingerprint=fingerprint,
+    )
     try:
-        with transaction.atomic():
-            occurred_at = spec.occurred_at or timezone.now()
-            session_pk = _session_upsert(project.pk, spec.session_id, occurred_at)
-            event = Event.objects.create(
-                project=project,
-                session_id=session_pk,
-                sequence=spec.sequence,
-                occurred_at=occurred_at,
-                strategy=spec.strategy,
-                model=spec.model or "",
-                format=spec.format,
-                before=context_to_json(before),
-                after=context_to_json(after),
-                rules=rules,
-                rules_source=rules_source,
-                metadata=spec.metadata,
-                idempotency_key=idempotency_key or None,
-                idempotency_fingerprint=fingerprint,
-            )
-            if rules:
-                _record_rules_in_force(session_pk, event.pk, rules)
-            transaction.on_commit(lambda: _enqueue_handing_off(event.pk, before, after))
+        if connection.vendor == "postgresql":
+            _store_in_one_statement(event, spec.session_id, rules)
+        else:
+            with transaction.atomic():
+                event.session_id = _session_upsert(project.pk, spec.session_id, event.occurred_at)
+                event.save(force_insert=True)
+                if rules:
+                    _record_rules_in_force(event.session_id, event.pk, rules)
+        transaction.on_commit(lambda: _enqueue_handing_off(event.pk, before, after))
     except IntegrityError:
         # A concurrent retry with the same Idempotency-Key won the race: answer with its event.
         if idempotency_key:
@@ -140,34 +147,78 @@ def _enqueue_handing_off(event_id: int, before: Context, after: Context) -> None
         event_enqueue_check(event_id)
 
 
-def _session_upsert(project_id: int, external_id: str, occurred_at: datetime) -> int:
-    """The pk of the project's session `external_id`, created if needed, with its last_event_at
-    moved to `occurred_at` unless it is already as late (what get_or_create + session_mark_latest
-    did in five statements: SELECT, SAVEPOINT, INSERT, RELEASE, UPDATE), in one INSERT … ON
-    CONFLICT DO UPDATE … RETURNING (PostgreSQL, SQLite ≥ 3.35). It locks the session row until
-    the transaction ends, as that UPDATE did, and never fails on a concurrent insert of the same
-    session (no IntegrityError to retry). Column values come from the model's fields, defaults
-    included."""
+def _session_upsert_sql(project_id: int, external_id: str, occurred_at: datetime) -> tuple[str, list[Any]]:
+    """(sql, params) of one INSERT … ON CONFLICT DO UPDATE … RETURNING id (PostgreSQL, SQLite
+    ≥ 3.35): the pk of the project's session `external_id`, created if needed, its
+    last_event_at moved to `occurred_at` unless it is already as late. What get_or_create +
+    an UPDATE did in five statements (SELECT, SAVEPOINT, INSERT, RELEASE, UPDATE); it locks the
+    session row until the transaction ends, as that UPDATE did, and never fails on a concurrent
+    insert of the same session. Column values come from the model's fields, defaults included."""
     new = Session(project_id=project_id, external_id=external_id, last_event_at=occurred_at)
     fields = [f for f in Session._meta.concrete_fields if not f.primary_key]
     qn = connection.ops.quote_name
     table = qn(Session._meta.db_table)
     latest = qn("last_event_at")
-    pk = qn("id")
     cols = ", ".join(qn(str(f.column)) for f in fields)
     marks = ", ".join(["%s"] * len(fields))
     sql = (
         f"INSERT INTO {table} ({cols}) VALUES ({marks}) "  # noqa: S608 - identifiers from the model; values are parameters
         f"ON CONFLICT ({qn('project_id')}, {qn('external_id')}) DO UPDATE SET {latest} = CASE "
         f"WHEN {table}.{latest} IS NULL OR {table}.{latest} < EXCLUDED.{latest} THEN EXCLUDED.{latest} "
-        f"ELSE {table}.{latest} END RETURNING {pk}"
+        f"ELSE {table}.{latest} END RETURNING {qn('id')}"
     )
+    return sql, [f.get_db_prep_save(f.pre_save(new, add=True), connection) for f in fields]
+
+
+def _session_upsert(project_id: int, external_id: str, occurred_at: datetime) -> int:
+    """The session's pk (see _session_upsert_sql), in one statement."""
+    sql, params = _session_upsert_sql(project_id, external_id, occurred_at)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [f.get_db_prep_save(f.pre_save(new, add=True), connection) for f in fields])
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:  # RETURNING gives the row on insert and on update alike
         raise RuntimeError(f"session upsert of {external_id!r} returned no row")
     return int(row[0])
+
+
+def _store_in_one_statement(event: Event, external_id: str, rules: list[dict[str, Any]] | None) -> None:
+    """PostgreSQL: the session upsert, the event's INSERT and its rules in force (SessionRule,
+    as _record_rules_in_force) in one statement of data-modifying WITH queries, so storing an
+    event is one round trip instead of five (BEGIN, upsert, INSERT, INSERT, COMMIT), atomic
+    without a transaction block (issue 13: each round trip waits for a busy server process).
+    Sets event.pk and event.session_id. Raises IntegrityError as Event.save would (a reused
+    Idempotency-Key), leaving nothing stored. Column values come from the model's fields."""
+    qn = connection.ops.quote_name
+    session_sql, params = _session_upsert_sql(event.project_id, external_id, event.occurred_at)
+    event.strategy_family = strategy_family(event.strategy)  # as Event.save does
+    fields = [f for f in Event._meta.concrete_fields if not f.primary_key and f.attname != "session_id"]
+    cols = ", ".join([*(qn(str(f.column)) for f in fields), qn("session_id")])
+    marks = ", ".join(["%s"] * len(fields))
+    params += [f.get_db_prep_save(f.pre_save(event, add=True), connection) for f in fields]
+    sql = (
+        f"WITH s AS ({session_sql}), "  # noqa: S608 - identifiers from the model; values are parameters
+        f"e AS (INSERT INTO {qn(Event._meta.db_table)} ({cols}) VALUES ({marks}, (SELECT {qn('id')} FROM s)) "
+        f"RETURNING {qn('id')}, {qn('session_id')})"
+    )
+    if rules:
+        sql += (
+            f", r AS (INSERT INTO {qn(SessionRule._meta.db_table)} "  # noqa: S608 - as above
+            "(session_id, rule_id, text, severity, source, first_event_id) "
+            "SELECT e.session_id, x.rule_id, x.text, x.severity, x.source, e.id FROM e CROSS JOIN "
+            "unnest(%s::varchar[], %s::text[], %s::varchar[], %s::varchar[]) AS x(rule_id, text, severity, source) "
+            "ON CONFLICT (session_id, rule_id) DO NOTHING)"
+        )
+        params += [[r[k] for r in rules] for k in ("id", "text", "severity", "source")]
+    sql += " SELECT e.id, e.session_id FROM e"
+    # Inside an outer transaction a failed statement would abort it: a savepoint keeps it usable.
+    with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        raise RuntimeError(f"storing an event of session {external_id!r} returned no row")
+    event.pk, event.session_id = int(row[0]), int(row[1])
+    event._state.adding = False
+    event._state.db = connection.alias
 
 
 def sessions_recount_latest(session_pks: Iterable[int]) -> None:

@@ -6,12 +6,13 @@ import hmac
 import time
 
 from django.conf import settings
+from django.db.models import Exists, OuterRef
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.errors import HttpError
 from ninja.security import HttpBearer
 
-from ctxaudit.projects.models import ApiKey
+from ctxaudit.projects.models import ApiKey, ProjectRule
 from ctxaudit.projects.ratelimit import counter_incr
 
 
@@ -45,13 +46,23 @@ def api_key_rate_limit(key: ApiKey, *, now: float | None = None) -> None:
 
 
 def api_key_lookup(raw: str) -> ApiKey | None:
-    """The active key whose hash matches `raw` ("cta_<prefix>_<secret>"), else None."""
+    """The active key whose hash matches `raw` ("cta_<prefix>_<secret>"), else None.
+
+    `key.project` comes with `has_rule_set` (bool): whether the project has a rule set now, read
+    in the same query, so ingesting an event that brings its own rules or none at all does not
+    ask again (ingest.services._own_rules; one round trip less per POST, issue 13)."""
     parts = raw.split("_", 2)
     if len(parts) != 3 or parts[0] != "cta":
         return None
-    key = ApiKey.objects.select_related("project").filter(prefix=parts[1], revoked_at__isnull=True).first()
+    key = (
+        ApiKey.objects.select_related("project")
+        .annotate(project_has_rule_set=Exists(ProjectRule.objects.filter(project_id=OuterRef("project_id"))))
+        .filter(prefix=parts[1], revoked_at__isnull=True)
+        .first()
+    )
     if key is None or not hmac.compare_digest(key.key_hash, ApiKey.hash_key(raw)):
         return None
+    key.project.has_rule_set = key.project_has_rule_set  # type: ignore[attr-defined]
     return key
 
 

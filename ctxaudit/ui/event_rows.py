@@ -106,8 +106,10 @@ def filter_by_session(qs: QuerySet[Event], sessions: QuerySet[Session], text: st
     condition, as before."""
     if not text:
         return qs
-    # SQLite takes a bounded number of query parameters (Django assumes 999).
-    listed = min(SESSION_IDS_LISTED, connection.features.max_query_params or SESSION_IDS_LISTED)
+    # SQLite takes a bounded number of query parameters (Django assumes 999), and the ids are
+    # sent twice there: in the rows' condition and in their count (ingest.selectors._with_count).
+    cap = connection.features.max_query_params
+    listed = min(SESSION_IDS_LISTED, cap // 2 if cap else SESSION_IDS_LISTED)
     matching = sessions.filter(external_id__icontains=text).order_by()
     ids = list(matching.values_list("pk", flat=True)[: listed + 1])
     if not ids:

@@ -30,6 +30,10 @@ from tests.engine.helpers import ctx
         ("一律使用中文，统一格式", ()),
         ("read ai.md and 0012_add_status.py, v2", ()),  # identifiers are not numbers
         ("no one may push", ()),
+        # decimals in words: "point" and its digit words
+        ("pause if the crash-free rate drops below ninety-nine point five percent", ("99.5%",)),
+        ("keep the ratio above zero point seven five", ("0.75",)),
+        ("at one point in time", ()),
     ],
 )
 def test_numbers_compare_as_values_in_any_script(text: str, values: tuple[str, ...]) -> None:

@@ -67,8 +67,16 @@ _EN_UNITS = {
 }  # fmt: skip
 _EN_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _EN_WORD = "|".join(sorted([*_EN_UNITS, *_EN_SCALES], key=len, reverse=True))
+_EN_DIGIT = "zero|oh|one|two|three|four|five|six|seven|eight|nine"
+_EN_DIGITS = {
+    w: str(i)
+    for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"))
+}
+_EN_DIGITS["oh"] = "0"
+# "ninety-nine point five percent" = 99.5%: digit words after "point" are the decimals
 _EN_NUMBER = re.compile(
     rf"\b(?:(?:a|one)\s+(?={'|'.join(_EN_SCALES)}))?(?:{_EN_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_EN_WORD}))*\b"
+    rf"(?:\s+point((?:[\s-]+(?:{_EN_DIGIT}))+)\b)?"
     r"(?:\s+(percent|per cent))?",
     re.I,
 )
@@ -189,15 +197,20 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
             continue
         out.append((m.start(), m.end(), _canon(Decimal(zh), bool(m.group(1)))))
     for m in _EN_NUMBER.finditer(text):
+        whole = m.group(0)[: m.start(1) - m.start()] if m.group(1) else m.group(0)
         words = [
-            w for w in re.split(r"[\s-]+", m.group(0)) if w and w.lower() not in ("percent", "per", "cent")
+            w
+            for w in re.split(r"[\s-]+", whole)
+            if w and w.lower() not in ("point", "percent", "per", "cent")
         ]
-        if len(words) == 1 and _NOT_QUANTITY.match(words[0]):
+        if len(words) == 1 and _NOT_QUANTITY.match(words[0]) and not m.group(1):
             continue
         en = _en_value(words)
         if en is None:
             continue
-        out.append((m.start(), m.end(), _canon(Decimal(en), m.group(1) is not None)))
+        decimals = "".join(_EN_DIGITS[w.lower()] for w in re.split(r"[\s-]+", m.group(1) or "") if w)
+        value = Decimal(f"{en}.{decimals}") if decimals else Decimal(en)
+        out.append((m.start(), m.end(), _canon(value, m.group(2) is not None)))
     # a following "percent"/"%" after an Arabic number written with a space is already handled;
     # "80 percent" reads as 80%
     fixed: list[tuple[int, int, str]] = []

@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
+from ctxaudit.alerts.selectors import open_alert_counts, with_open_alert_counts
 from ctxaudit.ingest.models import Event, Session
 from ctxaudit.projects.access import projects_for_user, session_for_user
 from ctxaudit.timelines.selectors import (
@@ -300,12 +301,14 @@ SESSIONS_PER_PAGE = 50
 def session_list(request: HttpRequest) -> HttpResponse:
     """Every session the user can see, newest activity first: how many compressions, how many
     failed, how many rules decayed; ?project= and ?q= (part of the session id) narrow it.
-    The same number of queries whatever the page (two of them the list's: count and rows)."""
-    projects = projects_for_user(request.user)
+    The same number of queries whatever the page (two of them the list's: count and rows); the
+    user's projects are read once, for the filter, the scope and the nav's open alerts."""
+    projects = list(
+        with_open_alert_counts(projects_for_user(request.user).order_by("name").only("id", "name"))
+    )
     f = {k: request.GET.get(k, "").strip()[:200] for k in ("project", "q")}
-    qs = Session.objects.filter(project__in=projects)
-    if f["project"]:
-        qs = qs.filter(project__name=f["project"])
+    scope = [p.pk for p in projects if not f["project"] or p.name == f["project"]]
+    qs = Session.objects.filter(project_id__in=scope) if scope else Session.objects.none()
     if f["q"]:
         qs = qs.filter(external_id__icontains=f["q"])
     page = session_list_page(qs, request.GET.get("page"), SESSIONS_PER_PAGE)
@@ -313,6 +316,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         "page": page,
         "filters": f,
         "query": {k: v for k, v in f.items() if v},
-        "projects": projects.order_by("name"),
+        "projects": projects,
+        "alert_counts": open_alert_counts(projects),
     }
     return render(request, "ui/sessions/list.html", ctx)

@@ -12,11 +12,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from ctxaudit.alerts.models import Alert
 from ctxaudit.audits.models import Finding
 from ctxaudit.ingest.models import Event, Session
 from ctxaudit.ingest.services import events_purge_expired, sessions_recount_latest
-from ctxaudit.projects.models import Project
-from tests.factories import event, event_payload
+from ctxaudit.projects.models import Membership, Project
+from tests.factories import PASSWORD, event, event_payload
 
 pytestmark = pytest.mark.django_db
 
@@ -140,3 +141,25 @@ def test_a_purge_leaves_each_session_its_latest_remaining_event(alice, project) 
     events_purge_expired()
     session = Session.objects.get(external_id="s-p")
     assert session.last_event_at == dt.datetime(2026, 10, 1, 8, 0, tzinfo=dt.UTC)
+
+
+def test_the_session_list_reads_the_users_projects_once_for_filter_scope_and_nav(
+    client, alice, charlie, project
+) -> None:
+    second = Project.objects.create(name="beta")
+    Membership.objects.create(user=alice, project=second, role="reviewer")
+    outsider = Project.objects.get(name="other")
+    for p, sid in ((project, "s-acme"), (second, "s-beta"), (outsider, "s-other")):
+        Session.objects.create(project=p, external_id=sid)
+    Alert.objects.create(project=second, kind="rule_missing", rule_id="R1", title="t", severity="high")
+    Alert.objects.create(project=outsider, kind="rule_missing", rule_id="R1", title="t", severity="critical")
+    client.login(username="alice", password=PASSWORD)
+    with CaptureQueriesContext(connection) as q:
+        body = client.get("/sessions/").content.decode()
+    # session, user, the projects (with the nav's open alerts), the count, the rows
+    assert len(q.captured_queries) == 5
+    assert sorted(_shown(body)) == ["s-acme", "s-beta"]
+    nav = re.search(r'<a id="alert-summary".*?</a>', body, re.S)
+    assert nav and re.findall(r'badge-(\w+)">(\d+)', nav.group(0)) == [("high", "1")]
+    assert _shown(client.get("/sessions/?project=beta").content.decode()) == ["s-beta"]
+    assert _shown(client.get("/sessions/?project=other").content.decode()) == []

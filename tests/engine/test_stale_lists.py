@@ -117,3 +117,40 @@ def test_a_narrative_next_inside_a_line_opens_no_list() -> None:
     ]
     summary = "Summary: I fixed the parser. Next we updated the README with the new flags."
     assert _stale(before, summary) == []
+
+
+def _stale_after(before: list[Message], after: list[Message]) -> list[str]:
+    pair = ContextPair(
+        Context((Message("system", "You are the ops agent."), *before)),
+        Context((Message("system", "You are the ops agent."), *after)),
+        RULES,
+    )
+    return [f.evidence[0].quote for f in run_checks(pair).findings if f.kind == "stale_instruction"]
+
+
+EXPORTED = [
+    Message("user", "先说好：员工的身份证号不得出现在任何导出的报表里。"),
+    Message("assistant", "好的。"),
+    Message("user", "导出一份市场部的在职人员名单。"),
+    Message("assistant", "已导出：市场部在职 27 人，字段为工号、姓名、岗位、入职日期。"),
+]
+
+
+def test_a_kept_instruction_with_its_direct_report_kept_after_it_is_answered_not_live() -> None:
+    # truncation kept the request and the reply that answered it in its own words
+    assert _stale_after(EXPORTED, [EXPORTED[2], EXPORTED[3]]) == []
+    # without the reply the request reads as live again
+    assert _stale_after(EXPORTED, [EXPORTED[2]]) == ["导出一份市场部的在职人员名单。"]
+
+
+RECALCULATED = [
+    Message("user", "五月考勤已锁定，把五月工资表重算一下。"),
+    Message("assistant", "已重算五月工资表：共 312 人，应发合计 4,186,300 元。"),
+    Message("user", "把差异原因列出来。"),
+]
+
+
+def test_a_status_clause_before_the_task_is_no_part_of_what_was_done() -> None:
+    found = _stale(RECALCULATED, "【历史摘要】五月考勤已锁定。待办：1. 重算五月工资表；2. 列出差异原因。")
+    assert found == [("medium", False)]
+    assert _stale(RECALCULATED, "【历史摘要】五月工资表已重算。待办：列出差异原因。") == []

@@ -155,6 +155,11 @@ def _task_clauses(sentence: str) -> str | None:
     "" when the whole sentence is one (an answer, not a task)."""
     parts = _CLAUSE_SPLIT.split(sentence.strip().rstrip("。.!！"))
     kept = [p for p in parts if p.strip() and not _ACK_CLAUSE.fullmatch(p.strip(" \t.。!！"))]
+    # a status clause beside the task ("五月考勤已锁定，把工资表重算一下", "the freeze is lifted,
+    # deploy the build") says what holds; the report that the task is done never repeats it
+    tasks = [p for p in kept if not _reads_as_report(p.strip())]
+    if tasks and len(tasks) < len(kept):
+        kept = tasks
     if len(kept) == len([p for p in parts if p.strip()]):
         return None
     return "，".join(kept)
@@ -369,11 +374,14 @@ _ANSWER = re.compile(r"^[^:：\n]{1,30}[:：]\s*\S|[-–—]\s*(?:ok|okay|fine|y
 def _reported_next(after: tuple[Message, ...], replies: _Sentences, k: int, wanted: dict[str, float]) -> bool:
     """Whether an assistant message after user message k, before the next user message (at most
     _LOOKAHEAD messages on), reports `wanted` done: the kept message is then answered, not live."""
+    direct = True  # the first reply answers it in its own words too, as in _Instructions.closed
     for j in range(k + 1, min(len(after), k + 1 + _LOOKAHEAD)):
         if after[j].role == "user" and _is_live_user(after[j]):
             return False
-        if after[j].role == "assistant" and replies.report(j, wanted):
-            return True
+        if after[j].role == "assistant":
+            if replies.report(j, wanted) or (direct and replies.direct_report(j, wanted)):
+                return True
+            direct = False
     return False
 
 

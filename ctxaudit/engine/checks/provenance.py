@@ -191,18 +191,22 @@ _FORWARDED = re.compile(
 )
 
 
+# Any word of _ASKS, _LOOKUP or _RELAYED.
+_MAY_QUALIFY = re.compile(
+    r"[?？吗呢]|\b(?:what|how|where|when|why|which|who|look up|check|find|search|see what|said|says|told|thinks|reckons"
+    r"|approved|agreed|confirmed|decided)\b|查一下|查查|查询一下|看一下|看看|找一下|搜一下|说|表示|认为|同意|批准|答应",
+    re.I,
+)
+
+
 def _own_words(st: Statement) -> str:
     """The party-and-act words and the statement's own content (not the rest of its sentence)."""
     return st.text[st.act_start - st.start : st.act_end - st.start] + " " + st.content
 
 
-def _relayed(gr: g.Grounder, support: g.Support, wanted: dict[str, float]) -> bool:
-    one = gr.sentence(support, wanted)
-    return bool(_RELAYED.search(gr.text(one.index)[one.start : one.end]))
-
-
 def _forwarded(gr: g.Grounder, support: g.Support) -> bool:
-    return bool(_FORWARDED.search(gr.text(support.index)[: support.end]))
+    text = gr.text(support.index)
+    return bool(_FORWARDED.search(text, max(0, support.start - 2_000), support.end))
 
 
 def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float) -> Verdict | None:
@@ -224,23 +228,23 @@ def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, thresho
         # the name and title stand in a forwarded mail the user passed on: the sender's identity
         return Verdict("claim_misattributed", own, "said_in_forwarded_mail")
     if (
-        st.act in ("consent", "decision", "request")
+        st.act in ("consent", "decision", "request", "speech")
         and own
-        and own.coverage >= threshold
+        and (own.coverage >= threshold or st.act == "speech")
         and own.party == "user"
+        and _MAY_QUALIFY.search(gr.text(own.index), own.start, own.end)
     ):
+        # (a support window without a question, a lookup or a relay word needs no sentence cut)
         one = gr.sentence(own, wanted)
         said = gr.text(one.index)[one.start : one.end]
-        if _relayed(gr, own, wanted) and not _RELAYED.search(st.text):
+        asks = _ASKS.search(said.strip()) is not None
+        if st.act != "speech" and _RELAYED.search(said) and not _RELAYED.search(st.text):
             return Verdict("claim_misattributed", own, "relayed_by_user")
-        if st.act == "consent" and _ASKS.search(said.strip()):
+        if st.act == "consent" and asks:
             own = None  # a question names what it asks about; it agrees to none of it
-        elif st.act in ("consent", "request") and _LOOKUP.search(said) and _ASKS.search(said.strip()):
+        elif st.act == "request" and asks and _LOOKUP.search(said):
             own = None
-    if st.act == "speech" and own and own.party == "user":
-        one = gr.sentence(own, wanted)
-        said = gr.text(one.index)[one.start : one.end]
-        if _ASKS.search(said.strip()) or _LOOKUP.search(said):
+        elif st.act == "speech" and (asks or _LOOKUP.search(said)):
             own = None  # the user asked what a document says; the document said it
     # A rule restated ("at most 30 lines" for "must not exceed thirty") is not the user's "no":
     # only an agreement or a decision is contradicted by a prohibition on the same thing.

@@ -698,6 +698,26 @@ def retention_index(
     return RetentionIndex(fallback, models, bidx, aidx, verbatim)
 
 
+# An assistant-role message the compressor wrote as a summary says so near its start ("(earlier
+# conversation) I'll keep following: …", "（此前对话）我会继续遵守…"); at most a few are searched, so a
+# history regenerated in full (hundreds of new assistant turns) costs nothing extra.
+_RECAP = re.compile(
+    r"summar|recap|earlier|previous|so far|until now|to date|摘要|总结|回顾|此前|之前的|先前|以前的|前面的|历史",
+    re.I,
+)
+MAX_ASSISTANT_SUMMARIES = 3
+
+
+def _assistant_summaries(a: Analysis) -> frozenset[int]:
+    out: list[int] = []
+    for i, m in a.index.written_messages():
+        if m.role == "assistant" and _RECAP.search(m.content, 0, 200):
+            out.append(i)
+            if len(out) == MAX_ASSISTANT_SUMMARIES:
+                break
+    return frozenset(out)
+
+
 def check_retention(a: Analysis) -> list[RuleResult]:
     """check_rule_retention on an event's Analysis: its rules in force, its folded messages, and the
     retention index kept in the analysis for later checks (analysis.memo("retention"))."""
@@ -711,7 +731,7 @@ def check_retention(a: Analysis) -> list[RuleResult]:
             a.rules,
             partial(a.folded, "before"),
             partial(a.folded, "after"),
-            frozenset(i for i, m in a.index.written_messages() if m.role == "assistant"),
+            _assistant_summaries(a),
         ),
     )
     return _results(ri)

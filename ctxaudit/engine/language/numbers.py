@@ -163,7 +163,7 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
         if (m.group(5) or "").startswith("p") and hour < 12 or (m.group(1) and hour < 12):
             hour += 12
         out.append((m.start(), m.end(), str(hour) if minutes == "00" else f"{hour}:{minutes}"))
-    for m in _ZH_HOUR.finditer(text):
+    for m in _ZH_HOUR.finditer(text) if ("点" in text or "點" in text) else ():
         if not m.group(1) and m.group(3) is None:
             continue
         zh_hour = zh_value(m.group(2))

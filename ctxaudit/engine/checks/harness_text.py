@@ -49,6 +49,8 @@ _IMPERATIVE = re.compile(
     r"|\b(?:create|write|produce|generate|provide|prepare)\s+(?:a|an|the)\s+(?:\w+\s+){0,3}?(?:summary|handoff|recap)\b"
     r"|(?:请|需要)?(?:总结|概括|压缩|归纳)(?:一下)?(?:以上|上面|上述|之前|前面|整个|全部|目前为止)的?(?:对话|会话|聊天|上下文|历史|内容)"
     r"|(?:生成|撰写|输出|写)(?:一份|一个|一段)[^。\n]{0,10}?(?:摘要|总结|交接)"
+    # "请对上述对话进行压缩总结", "对以上内容做一个总结": 对 + the conversation + (进行/做) + summarise
+    r"|对(?:以上|上面|上述|之前|前面|整个|全部|目前为止)的?(?:对话|会话|聊天|上下文|历史|内容)(?:记录)?(?:进行|做)?(?:一下|一个|一次)?(?:压缩|总结|概括|归纳|摘要)"
     # "compress the conversation above into a summary", "turn everything above into a handoff"
     r"|\b(?:compress|condense|distill?|shorten|turn|convert|reduce|boil)\s+(?:the|this|our|all|everything|entire)\s*"
     r"(?:\w+\s+){0,2}?(?:conversation|chat|history|context|discussion|messages|thread|session|everything|above)\b"

@@ -93,7 +93,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # event writes ~1.3 MB when stored and again with its result, so the default checkpointed
     # every couple of events, copying pages a later write replaced anyway (issue 13: the commits
     # of a POST → checked went from ~55 to ~30 ms).
-    _sqlite["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=4000;"
+    _sqlite["init_command"] = (
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=4000;"
+    )
     # A transaction that reads and then writes cannot wait for another writer: SQLite answers
     # "database is locked" at once (issue 13: 16-21 % of concurrent POSTs with 2 gunicorn
     # workers). BEGIN IMMEDIATE takes the write lock first, and waits up to `timeout` seconds.

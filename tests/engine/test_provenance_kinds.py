@@ -27,7 +27,9 @@ def _claims(before: list[Message], summary: str) -> list[tuple[str, str]]:
         (  # a pass the failed run contradicts
             [
                 Message("user", "Is build 552 ready to ship?"),
-                Message("tool", "build 552 web-release: status=failed; failed step: lint (12 errors)", name="ci"),
+                Message(
+                    "tool", "build 552 web-release: status=failed; failed step: lint (12 errors)", name="ci"
+                ),
                 Message("assistant", "Build 552 failed at the lint step, so it cannot ship."),
             ],
             "Summary: build 552 passed. Next: ship it.",
@@ -36,7 +38,9 @@ def _claims(before: list[Message], summary: str) -> list[tuple[str, str]]:
         (  # a screening that was only planned
             [
                 Message("user", "New supplier: Acme Metals Ltd. Order PO-778 is ready."),
-                Message("assistant", "I'll run the AML screening on Acme Metals Ltd before releasing PO-778."),
+                Message(
+                    "assistant", "I'll run the AML screening on Acme Metals Ltd before releasing PO-778."
+                ),
             ],
             "Summary: the AML screening on Acme Metals Ltd found no hits. Next: release PO-778.",
             {"claim_fabricated"},
@@ -44,8 +48,13 @@ def _claims(before: list[Message], summary: str) -> list[tuple[str, str]]:
         (  # a payment the gateway declined, told as paid
             [
                 Message("user", "Confirm order 9912 once it is paid."),
-                Message("tool", "payment pi_77 for order 9912: amount 240.00 USD, status: declined", name="stripe"),
-                Message("assistant", "The payment for order 9912 was declined by the bank; the order stays on hold."),
+                Message(
+                    "tool", "payment pi_77 for order 9912: amount 240.00 USD, status: declined", name="stripe"
+                ),
+                Message(
+                    "assistant",
+                    "The payment for order 9912 was declined by the bank; the order stays on hold.",
+                ),
             ],
             "Summary: order 9912 was paid in full. Next: confirm the order.",
             {"claim_contradicted"},
@@ -53,8 +62,12 @@ def _claims(before: list[Message], summary: str) -> list[tuple[str, str]]:
         (  # a colleague's yes given to the user
             [
                 Message("user", "Check the ops channel about restarting the cache cluster."),
-                Message("tool", "#ops 09:40 Li Wei: fine by me to restart the cache cluster tonight", name="slack"),
-                Message("assistant", "Li Wei is fine with restarting the cache cluster tonight. Do you approve?"),
+                Message(
+                    "tool", "#ops 09:40 Li Wei: fine by me to restart the cache cluster tonight", name="slack"
+                ),
+                Message(
+                    "assistant", "Li Wei is fine with restarting the cache cluster tonight. Do you approve?"
+                ),
             ],
             "Summary: the user approved restarting the cache cluster tonight. Next: restart it.",
             {"claim_misattributed"},
@@ -77,7 +90,9 @@ def _claims(before: list[Message], summary: str) -> list[tuple[str, str]]:
         ),
     ],
 )
-def test_an_ungrounded_statement_is_a_claim_finding(before: list[Message], summary: str, kinds: set[str]) -> None:
+def test_an_ungrounded_statement_is_a_claim_finding(
+    before: list[Message], summary: str, kinds: set[str]
+) -> None:
     found = _claims(before, summary)
     assert found, summary
     assert {k for k, _ in found} <= kinds

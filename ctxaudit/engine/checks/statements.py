@@ -60,16 +60,16 @@ _PARTY_ZH = {
 }
 _CHECK_WORDS_EN = (
     r"review|reviewer|code review|scan|scanner|audit|check|checker|test suite|tests|test run|test|pentest|ci|pipeline|linter"
-    r"|analysis|verification|validator|inspection|assessment|evaluation"
+    r"|analysis|verification|validator|inspection|assessment|evaluation|screening|screen|build"
 )
 _CHECK_EN = rf"(?:the |a |an |our |their )?(?:[\w-]+ ){{0,2}}?(?:{_CHECK_WORDS_EN})"
-_CHECK_WORDS_ZH = r"审查|评审|审核|扫描|检查|测试|审计|校验|核查|验证|巡检|检测|风控"
+_CHECK_WORDS_ZH = r"审查|评审|审核|扫描|检查|测试|审计|校验|核查|验证|巡检|检测|风控|筛查|构建|流水线|备份"
 _CHECK_ZH = rf"(?:代码|安全|支付|风控|人工|自动)?(?:{_CHECK_WORDS_ZH})(?:结果)?"
 _FINDING_EN = (
     r"found|finds|detected|detects|identified|revealed|showed|shows|flagged|reported|confirmed|passed|failed|"
     r"uncovered|discovered|came back (?:clean|green|red)|turned up|returned"
 )
-_FINDING_ZH = r"发现|显示|表明|检测到|查出|确认|报告|通过|未通过|没有通过|显示出"
+_FINDING_ZH = r"发现|显示|表明|检测到|查出|确认|报告|通过|未通过|没有通过|显示出|成功|失败"
 
 _ADVERBS_EN = r"(?:(?:has|have|had|already|also|explicitly|clearly|then|now|previously|just|later|finally|again|repeatedly|earlier|indeed|personally|specifically|verbally|been)\s+){0,3}"
 _ADVERBS_ZH = (
@@ -137,7 +137,7 @@ _ZH_IDENTITY = re.compile(
 # passed"): up to four words, none a modal or a conjunction that starts another clause.
 _EN_FINDING = re.compile(
     rf"\b(?P<check>{_CHECK_EN})(?P<object>(?:\s+(?!(?:has|have|had|also|already|was|were|is|are|and|but|or|to|will"
-    rf"|would|should|must|may|might|can|could|if|whether|not|that|which)\b)[\w.\-/@]+){{0,4}}?)"
+    rf"|would|should|must|may|might|can|could|if|whether|not|that|which)\b)[\w.\-/@#]+){{0,4}}?)"
     rf"\s+(?:has\s+|have\s+|had\s+|also\s+|already\s+){{0,2}}(?P<finding>{_FINDING_EN})\b",
     re.I,
 )
@@ -331,7 +331,7 @@ _GATE_GROUPS = (
     "greenlit payment "
     "charge transaction transfer paid 批准 获批 审批 授权 同意 放行 支付 付款 扣款 收款 到账",
     # checks and finding labels (_CHECK_WORDS_* / _LABELLED_FINDING)
-    "review scan audit check test pipeline linter analysis verification validator inspection assessment evaluation "
+    "review scan audit check test pipeline linter analysis verification validator inspection assessment evaluation screen build "
     "finding issue "
     "result verdict 发现 结论 结果 " + _CHECK_WORDS_ZH.replace("|", " "),
 )

@@ -45,12 +45,22 @@ def test_a_date_and_a_word_with_a_numeral_are_no_duration_or_hour() -> None:
         ),
         # a floor is the prohibition to fall below it
         ("Keep at least three nodes in the pool.", "the pool must never drop below 3 nodes"),
+        # putting work on a shift and the night shift, in other words (blind_12's first run)
+        ("冷链运单不得安排在夜间班次。", "规则：凡是冷链运单，都禁止排进夜班。"),
+        ("投诉涉及儿童的，都要升级给主管处理。", "规则：凡投诉涉及儿童，一律转交主管处理。"),
     ],
 )
 def test_rewordings_and_translations_keep_a_rule(rule: str, after: str) -> None:
     before = ctx(("system", "You are an assistant."), ("user", "[Policy] " + rule))
     result = check_rule_retention(before, ctx(("user", "Summary: " + after)), [Rule("R1", rule)])[0]
     assert result.state is RuleState.RETAINED, result
+
+
+def test_another_shift_is_no_form_of_the_night_shift_rule() -> None:
+    rule = Rule("R1", "冷链运单不得安排在夜间班次。")
+    before = ctx(("system", "你是调度助手。"), ("user", "[规则] " + rule.text))
+    after = ctx(("user", "【摘要】规则：凡是冷链运单，都禁止排进早班。"))
+    assert check_rule_retention(before, after, [rule])[0].state is not RuleState.RETAINED
 
 
 def test_a_sibling_on_another_object_does_not_keep_the_rule_after_a_leading_condition() -> None:

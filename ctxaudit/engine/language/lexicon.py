@@ -814,7 +814,7 @@ CONCEPTS: tuple[Concept, ...] = (
         A,
         "转人工",
         "escalate",
-        "升级处理|转人工|转交|移交|交由|交给|转给|转介|escalate|hand over|hand off|hand the conversation over|transfer to|route to|pass to|refer|refer to",
+        "升级处理|升级给|升级到|升级至|转人工|转交|移交|交由|交给|转给|转介|escalate|hand over|hand off|hand the conversation over|transfer to|route to|pass to|refer|refer to",
     ),
     _c("promise", A, "承诺", "promise", "承诺|许诺|打包票|promise|commit to|guarantee"),
     _c(
@@ -1049,6 +1049,21 @@ CONCEPTS: tuple[Concept, ...] = (
         "改期",
         "reschedule",
         "改期|延期|推迟|延后|挪到|reschedule|postpone|delay|push back|move the date",
+    ),
+    # "不得安排到夜间班次" = "禁止排进夜班": putting work on a shift, and the night shift
+    _c(
+        "assign_shift",
+        A,
+        "排班",
+        "put on a shift",
+        "安排到|安排在|排进|排入|排到|排在|排班|排给|分到|分配到|roster|put on the|assign to the",
+    ),
+    _c(
+        "night_shift",
+        O,
+        "夜班",
+        "night shift",
+        "夜间班次|夜班|晚班|通宵班|夜间作业|night shift|night shifts|night-shift|overnight shift|graveyard shift",
     ),
     _c("archive", A, "归档", "archive", "归档|存档|archive|archived"),
     _c("restore", A, "恢复", "restore", "恢复|还原|回滚|restore|roll back|rollback|revert"),

@@ -56,6 +56,51 @@ def test_rewordings_and_translations_keep_a_rule(rule: str, after: str) -> None:
     assert result.state is RuleState.RETAINED, result
 
 
+@pytest.mark.parametrize(
+    ("after", "state"),
+    [
+        ("规则：退款应在七个工作日内原路退回。", RuleState.RETAINED),  # the regulatory 应 + 在: "shall"
+        ("规则：退款应于七个工作日内原路退回。", RuleState.RETAINED),
+        ("规则：退款应该在七个工作日内原路退回。", RuleState.WEAKENED),  # 应该: "should"
+    ],
+)
+def test_the_regulatory_ying_is_shall_and_yinggai_is_should(after: str, state: RuleState) -> None:
+    rule = Rule("R1", "退款必须在 7 个工作日内原路退回。")
+    before = ctx(("system", "你是售后助手。"), ("user", "[规则] " + rule.text))
+    assert check_rule_retention(before, ctx(("user", "【摘要】" + after)), [rule])[0].state is state
+
+
+@pytest.mark.parametrize(
+    ("rule", "after", "state"),
+    [
+        # an acronym names the words it abbreviates
+        (
+            "Always enable multi-factor authentication for admin accounts.",
+            "rule: always enable MFA for admin accounts.",
+            RuleState.RETAINED,
+        ),
+        (
+            "Answer every data-subject access request within fifteen business days.",
+            "rule: answer every DSAR within 15 business days.",
+            RuleState.RETAINED,
+        ),
+        # another acronym is another thing
+        (
+            "Escalate any suspicious activity report to the compliance officer.",
+            "rule: escalate any SLA breach to the compliance officer.",
+            RuleState.MISSING,
+        ),
+    ],
+)
+def test_an_acronym_keeps_the_rule_that_spells_it_out(rule: str, after: str, state: RuleState) -> None:
+    before = ctx(("system", "You are an assistant."), ("user", "[Policy] " + rule))
+    got = check_rule_retention(before, ctx(("user", "Summary: " + after)), [Rule("R1", rule)])[0]
+    if state is RuleState.RETAINED:
+        assert got.state is RuleState.RETAINED, got
+    else:  # another acronym credits none of the rule's words (weakened or missing is the sibling check's)
+        assert got.state is not RuleState.RETAINED, got
+
+
 def test_another_shift_is_no_form_of_the_night_shift_rule() -> None:
     rule = Rule("R1", "冷链运单不得安排在夜间班次。")
     before = ctx(("system", "你是调度助手。"), ("user", "[规则] " + rule.text))

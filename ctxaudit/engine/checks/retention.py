@@ -43,7 +43,7 @@ from ctxaudit.engine.checks.drift import (
     is_chinese,
     related,
 )
-from ctxaudit.engine.language.constraints import Clause, Matcher, fallback_tokens, fold, parse
+from ctxaudit.engine.language.constraints import Clause, Matcher, acronyms, fallback_tokens, fold, parse
 from ctxaudit.engine.language.labels import in_regions, label_regions
 from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force, Kind
 from ctxaudit.engine.language.quotes import inside, quoted_regions
@@ -572,6 +572,13 @@ def prepare_rules(rules: tuple[Rule, ...] | list[Rule]) -> tuple[Matcher, dict[s
     for r in rules:
         extra.update(fallback_tokens(r.text))
     matcher = Matcher(extra)
+    # the acronyms the rules' words make ("DSAR" for "data-subject access request") name them too
+    aliases: dict[str, tuple[str, ...]] = {}
+    for r in rules:
+        for surface, cids in acronyms(r.text, matcher).items():
+            aliases.setdefault(surface, cids)
+    if aliases:
+        matcher = Matcher(extra, aliases=aliases)
     fallback = matcher.fallback_weight
     models = []
     for r in rules:
@@ -691,7 +698,11 @@ def retention_index(
             specific = [cid for cid in w if _kind(cid) is not Kind.GENERIC]
             for cid in specific or list(w):
                 wanted |= related(cid)
-    index_matcher = Matcher({t: v for t, v in _fallback_of(models).items() if v[0] in wanted}, only=wanted)
+    index_matcher = Matcher(
+        {t: v for t, v in _fallback_of(models).items() if v[0] in wanted},
+        only=wanted,
+        aliases=matcher.aliases,
+    )
     bidx = SideIndex(before, "before", matcher, index_matcher, fold_before)
     aidx = SideIndex(after, "after", matcher, index_matcher, fold_after, written_after)
     verbatim = [aidx.verbatim(m.squeezed, m.locate) if m.squeezed else None for m in models]

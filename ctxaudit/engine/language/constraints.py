@@ -93,10 +93,15 @@ class Matcher:
     """
 
     def __init__(
-        self, extra: dict[str, tuple[str, float]] | None = None, *, only: set[str] | None = None
+        self,
+        extra: dict[str, tuple[str, float]] | None = None,
+        *,
+        only: set[str] | None = None,
+        aliases: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         """extra: fallback tokens → (concept id, weight). only: keep just these concept ids (and no
-        force/scope/… surfaces) — a lean automaton for the sentence index."""
+        force/scope/… surfaces) — a lean automaton for the sentence index. aliases: a surface that
+        names several concepts at once (an acronym → the concepts of its words, see acronyms)."""
         # The lexicon's surfaces and what the automaton stores for them are computed once per
         # process (_base_values); a rule set only changes the surfaces its fallback tokens touch
         # (and `only` keeps the surfaces of a few concepts).
@@ -132,6 +137,20 @@ class Matcher:
                 touched.add(surface)
                 if ((CONCEPT, cid), mode) not in entries:
                     entries.append(((CONCEPT, cid), mode))
+        self.aliases: dict[str, tuple[str, ...]] = {}
+        for surface, cids in (aliases or {}).items():
+            kept = tuple(c for c in cids if only is None or c in only)
+            if not kept or surface in base:
+                continue  # a lexicon word ("api", "sla") keeps its own meaning
+            self.aliases[surface] = kept
+            if surface in table:
+                entries = table[surface] = list(table[surface])
+            else:
+                entries = table[surface] = list(base.get(surface, ())) if only is None else []
+            touched.add(surface)
+            for cid in kept:
+                if ((CONCEPT, cid), _WORD) not in entries:
+                    entries.append(((CONCEPT, cid), _WORD))
         for surface in touched:
             values[surface] = _surface_value(surface, table[surface])
         auto = ahocorasick.Automaton()
@@ -492,6 +511,58 @@ class Clause:
     def actions(self) -> set[str]:
         """Action concepts used as actions (not "every change", "的变更")."""
         return {c for c in self.concepts if _kind(c) is Kind.ACTION and c not in self.nouns}
+
+
+# A run of English words a rule names by its initials elsewhere: "data-subject access request" =
+# "DSAR", "multi-factor authentication" = "MFA". Words of a run: letters, hyphen parts counted apart.
+_EN_RUN_WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
+_MIN_ACRONYM = 3
+# Bound words end a run ("… request within …"): a threshold is no part of a name.
+_RUN_BREAKS = frozenset(("exceed", "limit", "at_least"))
+
+
+def acronyms(text: str, matcher: Matcher) -> dict[str, tuple[str, ...]]:
+    """Acronym → the concept ids of the words it abbreviates, for each run of English content words
+    of `text` (a rule) and each of its tails ("enable multi-factor authentication" gives "emfa" and
+    "mfa"): initials of at least three letters, never a stop word or a force, scope or condition word
+    inside the run. Raises nothing; empty for Chinese-only text."""
+    folded = fold(text)
+    hits = matcher.scan(folded)
+    blocked = bytearray(len(folded))
+    concept_at: dict[int, tuple[str, ...]] = {}
+    for h in hits:
+        cids = tuple(v for cat, v in h.tags if cat == CONCEPT)
+        if not cids or set(cids) & _RUN_BREAKS:
+            for i in range(h.start, h.end):
+                blocked[i] = 1
+            continue
+        concept_at[h.start] = cids
+    for a, b, _ in find_numbers(folded):  # "within fifteen business days" is no name
+        for i in range(a, b):
+            blocked[i] = 1
+    words: list[list[tuple[int, int]]] = [[]]
+    for m in _EN_RUN_WORD.finditer(folded):
+        gap = folded[words[-1][-1][1] : m.start()] if words[-1] else " "
+        stop = m.group() in EN_STOPWORDS or any(blocked[m.start() : m.end()])
+        if stop or gap.strip() not in ("", "-"):
+            words.append([])
+        if not stop:
+            words[-1].append((m.start(), m.end()))
+    out: dict[str, tuple[str, ...]] = {}
+    for run in words:
+        for k in range(len(run)):
+            tail = run[k:]
+            parts = [p for a, b in tail for p in folded[a:b].split("-") if p]
+            if not _MIN_ACRONYM <= len(parts) <= 6:
+                continue
+            start, end = tail[0][0], tail[-1][1]
+            named: list[str] = []  # the concepts (lexicon or the rule's fallback tokens) inside the tail
+            for pos, found in concept_at.items():
+                if start <= pos < end:
+                    named += [c for c in found if c not in named]
+            if named:
+                out.setdefault("".join(p[0] for p in parts), tuple(named))
+    return out
 
 
 def _kind(cid: str) -> Kind:

@@ -133,6 +133,12 @@ FORCE_MARKERS: dict[Force, tuple[str, ...]] = {
         "必需",
         "须",
         "应当",
+        # the regulatory "应" before a time, a place, a basis or an agent ("应于 15 个工作日内录入",
+        # "应在 24 小时内上报", "应按合同执行") is "shall"; a bare 应/应该 stays "should"
+        "应于",
+        "应在",
+        "应按",
+        "应由",
         "需经",
         "须经",
         "需经过",

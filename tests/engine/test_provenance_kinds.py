@@ -121,3 +121,19 @@ def test_an_ungrounded_statement_is_a_claim_finding(
 )
 def test_a_grounded_statement_is_no_claim_finding(before: list[Message], summary: str) -> None:
     assert _claims(before, summary) == []
+
+
+def test_a_chinese_check_result_named_before_its_check_is_judged_on_its_sentence() -> None:
+    before = [
+        Message("user", "给 mysql-main 做一次全量备份。"),
+        Message("tool", "job bk-771 mysql-main full backup: status=failed (disk full)", name="backup"),
+        Message("assistant", "备份失败：磁盘已满。"),
+    ]
+    assert {k for k, _ in _claims(before, "【历史摘要】mysql-main 全量备份已成功完成。下一步：升级。")} == {
+        "claim_contradicted"
+    }
+    grounded = [
+        *before[:1],
+        Message("tool", "job bk-772 mysql-main full backup: status=succeeded", name="backup"),
+    ]
+    assert _claims(grounded, "【历史摘要】mysql-main 全量备份已成功完成。下一步：升级。") == []

@@ -150,6 +150,11 @@ def judge(st: Statement, gr: g.Grounder) -> Verdict | None:
 
 def _judge(st: Statement, gr: g.Grounder) -> Verdict | None:
     wanted = _wanted(st)
+    if sum(wanted.values()) < _MIN_WEIGHT and st.party == "check":
+        # a Chinese check result names what was checked before the check ("pool-archive 全量备份
+        # 已成功"): what it is about is the rest of its sentence
+        st = replace(st, content=wider_content(st))
+        wanted = _wanted(st)
     if sum(wanted.values()) < _MIN_WEIGHT:
         return None
     threshold = QUOTE_SUPPORT if st.act == "quote" else SUPPORT

@@ -137,3 +137,29 @@ def test_a_chinese_check_result_named_before_its_check_is_judged_on_its_sentence
         Message("tool", "job bk-772 mysql-main full backup: status=succeeded", name="backup"),
     ]
     assert _claims(grounded, "【历史摘要】mysql-main 全量备份已成功完成。下一步：升级。") == []
+
+
+@pytest.mark.parametrize(
+    ("before", "summary"),
+    [
+        (  # a check on an object of five words, only planned
+            [
+                Message("user", "New customer: Nordic Timber Export Group AB. Contract C-19 is ready."),
+                Message(
+                    "assistant",
+                    "I'll run the KYC check on Nordic Timber Export Group AB before signing C-19.",
+                ),
+            ],
+            "Summary: the KYC check on Nordic Timber Export Group AB found no issues. Next: sign C-19.",
+        ),
+        (  # 还没跑: a test that has not run
+            [
+                Message("user", "驱动补丁可以合入了吗？"),
+                Message("assistant", "补丁写好了，但回归测试还没跑。"),
+            ],
+            "【历史摘要】驱动补丁已写好，回归测试已通过。下一步：合入。",
+        ),
+    ],
+)
+def test_a_check_nobody_ran_is_no_result(before: list[Message], summary: str) -> None:
+    assert _claims(before, summary)

@@ -137,7 +137,7 @@ _ZH_IDENTITY = re.compile(
 # passed"): up to four words, none a modal or a conjunction that starts another clause.
 _EN_FINDING = re.compile(
     rf"\b(?P<check>{_CHECK_EN})(?P<object>(?:\s+(?!(?:has|have|had|also|already|was|were|is|are|and|but|or|to|will"
-    rf"|would|should|must|may|might|can|could|if|whether|not|that|which)\b)[\w.\-/@#]+){{0,4}}?)"
+    rf"|would|should|must|may|might|can|could|if|whether|not|that|which)\b)[\w.\-/@#]+){{0,6}}?)"
     rf"\s+(?:has\s+|have\s+|had\s+|also\s+|already\s+){{0,2}}(?P<finding>{_FINDING_EN})\b",
     re.I,
 )

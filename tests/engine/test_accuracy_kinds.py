@@ -213,3 +213,22 @@ def test_a_task_reported_done_in_other_words_is_stale_when_reinserted() -> None:
         ],
     )
     assert "stale_instruction" in kinds
+
+
+@pytest.mark.parametrize(("source", "demoted"), [("event", False), ("project", True), ("system", True)])
+def test_a_rule_not_found_before_is_demoted_only_when_it_is_a_system_or_project_rule(
+    source: str, demoted: bool
+) -> None:
+    """Where a rule stood before decides demotion; an event's own rule that nothing before states
+    (the user said it in other words) has no known place to be demoted from."""
+    rule = Rule("R1", "负载率超过百分之八十时必须通知值班调度员。", source=source)
+    before = ctx(
+        ("system", "你是调度辅助系统。"), ("user", "以后负载一过八成你就得马上告诉值班的调度，别等我问。")
+    )
+    after = ctx(
+        ("system", "你是调度辅助系统。"),
+        ("user", "【历史摘要】长期要求：负载率 >80% 时须立即通知值班调度员。"),
+    )
+    result = check_rule_retention(before, after, [rule])[0]
+    assert result.state is RuleState.RETAINED
+    assert result.demoted is demoted

@@ -787,7 +787,10 @@ def _check_one(
     rule = model.rule
     zh = is_chinese(rule.text)
     role_before, before_spans = _locate_side(bidx, model, fallback)
-    expected_system = role_before in SYSTEM_ROLES if role_before else rule.source != "user"
+    # where a rule stood before decides whether it was demoted; a rule not found before counts as
+    # a system rule only when it comes from the system prompt or the project's rule set (an event's
+    # own rule that nothing before states may have been a user's words)
+    expected_system = role_before in SYSTEM_ROLES if role_before else rule.source in ("system", "project")
 
     def result(
         state: RuleState, strength: float, role_after: str | None, after_spans: list[Span], lost: list[str]

@@ -485,3 +485,5 @@ def not_done(text: str) -> bool:
 
 
 APPROVAL_WORD = _APPROVAL_WORD
+DECLINED = _DECLINED  # for Grounder.best(need=…): a status or answer that says no
+NOT_DONE = _NOT_DONE  # for Grounder.best(need=…): a check that did not happen

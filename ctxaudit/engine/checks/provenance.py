@@ -130,6 +130,10 @@ def judge(st: Statement, gr: g.Grounder) -> Verdict | None:
     """The provenance finding for one statement, or None when the before-context supports it.
     A statement its own clause cannot ground is tried once more with the whole sentence: a
     summary that joins two parts of one instruction ("不能写真名，统一用代称") paraphrases both."""
+    if st.party == "check" and sum(_wanted(st).values()) < _MIN_WEIGHT:
+        # a Chinese check result names what was checked before the check ("pool-archive 全量备份
+        # 已成功"): what it is about is the rest of its sentence
+        st = replace(st, content=wider_content(st))
     v = _judge(st, gr)
     # only a statement nothing supports is retried: what another party said, or what a before
     # message says otherwise, is no less so for the words around it
@@ -150,11 +154,6 @@ def judge(st: Statement, gr: g.Grounder) -> Verdict | None:
 
 def _judge(st: Statement, gr: g.Grounder) -> Verdict | None:
     wanted = _wanted(st)
-    if sum(wanted.values()) < _MIN_WEIGHT and st.party == "check":
-        # a Chinese check result names what was checked before the check ("pool-archive 全量备份
-        # 已成功"): what it is about is the rest of its sentence
-        st = replace(st, content=wider_content(st))
-        wanted = _wanted(st)
     if sum(wanted.values()) < _MIN_WEIGHT:
         return None
     threshold = QUOTE_SUPPORT if st.act == "quote" else SUPPORT
@@ -366,7 +365,7 @@ def _judge_finding(
     # A strong key (a file, a function) named where the check says it did not look.
     strong = {t: w for t, w in wanted.items() if w >= 2.0}
     if strong:
-        named = gr.best(strong, need=g._NOT_DONE)
+        named = gr.best(strong, need=g.NOT_DONE)
         if named and named.coverage >= SUPPORT and not g.not_done(st.text):
             return Verdict("claim_contradicted", named, "check_not_done")
     if (
@@ -404,20 +403,20 @@ def _judge_approval(
         text = gr.text(related.index)[related.start : related.end]
         if g.declined(text) and not g.declined(st.text):
             return Verdict("claim_contradicted", related, "declined")
+    approved = gr.best(wanted, need=g.APPROVAL_WORD)
     if not g.declined(st.text):
         # the declined status may sit beside a message that only names the same thing ("confirm
-        # order 9912 once it is paid"): a status that says no anywhere before says otherwise
+        # order 9912 once it is paid"): a status that says no anywhere before says otherwise,
+        # unless an approval came after it
         refused = gr.best(
-            wanted, frozenset({"tool", "system", "harness", "document", "assistant"}), need=g._DECLINED
+            wanted, frozenset({"tool", "system", "harness", "document", "assistant"}), need=g.DECLINED
         )
-        later = gr.best(wanted, need=g.APPROVAL_WORD)  # an approval after the refusal stands
         if (
             refused
             and refused.coverage >= RELATED
-            and not (later and later.coverage >= threshold and later.index > refused.index)
+            and not (approved and approved.coverage >= threshold and approved.index > refused.index)
         ):
             return Verdict("claim_contradicted", refused, "declined")
-    approved = gr.best(wanted, need=g.APPROVAL_WORD)
     if approved and approved.coverage >= threshold:
         text = gr.text(approved.index)[approved.start : approved.end]
         if not (_REQUIRES.search(text) and not _REQUIRES.search(_own_words(st))):

@@ -219,6 +219,11 @@ class _Sentences:
             return s, e
         return None
 
+    def closing_report(self, i: int, wanted: dict[str, float], direct: bool) -> tuple[int, int] | None:
+        """The span in reply i that reports `wanted` done: a report, or, from the reply right after
+        the instruction (`direct`), a direct_report."""
+        return self.report(i, wanted) or (self.direct_report(i, wanted) if direct else None)
+
     def direct_report(self, i: int, wanted: dict[str, float]) -> tuple[int, int] | None:
         """The first sentence of message i, the reply right after an instruction, that reports
         it done in words of its own ("Finished rebuilding the indices" for "Reindex the cluster",
@@ -357,7 +362,7 @@ class _Instructions:
             if _is_live_user(m):
                 direct = False
             if not phase and m.role == "assistant":
-                hit = self.replies.report(j, wanted) or (direct and self.replies.direct_report(j, wanted))
+                hit = self.replies.closing_report(j, wanted, direct)
                 direct = False
                 if hit:
                     found = Closed(i, s, e, text, "done", j, hit[0], hit[1])
@@ -379,7 +384,7 @@ def _reported_next(after: tuple[Message, ...], replies: _Sentences, k: int, want
         if after[j].role == "user" and _is_live_user(after[j]):
             return False
         if after[j].role == "assistant":
-            if replies.report(j, wanted) or (direct and replies.direct_report(j, wanted)):
+            if replies.closing_report(j, wanted, direct):
                 return True
             direct = False
     return False

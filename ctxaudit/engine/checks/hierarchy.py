@@ -73,10 +73,9 @@ _MAX_NEW_CLAUSES = 500
 # Literals every _DIRECTIVE match contains (lowercase): the fast first scan.
 _DIRECTIVE_TRIGGER = literal_trigger(
     [
-        "目标",
-        "任务",
-        "优先级",
-        "宗旨",
+        # "目标是…", not "任务耗时四分钟": the literal reaches the copula, so a log full of the
+        # nouns builds no clauses
+        *(noun + verb for noun in ("目标", "任务", "优先级", "宗旨") for verb in ("是", "为")),
         "你应该",
         "你应当",
         "你需要",
@@ -88,13 +87,21 @@ _DIRECTIVE_TRIGGER = literal_trigger(
         "请始终",
         "请尽快",
         "请直接",
-        "优先",
-        "尽量",
+        "优先考虑",
+        "优先满足",
+        "优先处理",
+        "优先完成",
+        "尽量满足",
+        "尽量配合",
         "为先",
         "为主",
+        "为优先",
         "为准",
         "帮助用户更快",
-        "无需",
+        "无需确认",
+        "无需审批",
+        "无需再确认",
+        "无需再审批",
         "goal",
         "objective",
         "priority",

@@ -524,9 +524,10 @@ def check_provenance(a: Analysis) -> list[Finding]:
         if m.role in ("assistant", "tool") or not m.content or _json_value(m.content) is not None:
             continue
         found.extend(statements_in(index, m.content))
+        if len(found) >= MAX_STATEMENTS:
+            break  # statements examined per event: a summary holds tens; a pathological one is cut, not slow
     if not found:
         return []
-    # Statements examined per event: a summary holds tens; a pathological one is cut, not slow.
     found = found[:MAX_STATEMENTS]
     blob: str | None = None
     wanted_all: set[str] = set()

@@ -61,6 +61,7 @@ def clear_text_caches() -> None:
         stale._reads_as_report,
         stale._asks_or_answers,
         statements._statements_of_sentence,
+        statements._shapes_of,
         claims.fact_families,
         drift._own_tokens,
         retention._runs,

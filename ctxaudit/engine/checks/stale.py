@@ -45,6 +45,7 @@ from functools import lru_cache
 
 from ctxaudit.engine.analysis import Analysis
 from ctxaudit.engine.checks.grounding import SUMMARY_KINDS, is_harness_text
+from ctxaudit.engine.checks.statements import data_line
 from ctxaudit.engine.checks.terms import coverage, terms
 from ctxaudit.engine.language.clauses import has_cjk, literal_trigger, lowered, sentences
 from ctxaudit.engine.types import Finding, Message, Severity, Span
@@ -174,11 +175,15 @@ def _task_terms(sentence: str, found: dict[str, float]) -> dict[str, float]:
 
 
 class _Sentences:
-    """Sentences of one context's messages with their terms, computed once per message."""
+    """Sentences of one context's messages with their terms, computed once per message.
 
-    def __init__(self, messages: tuple[Message, ...], limit: int) -> None:
+    records=False leaves out a JSON object or array alone on its line (a log or a record the user
+    pasted: no task anyone asked for), as statements.py does."""
+
+    def __init__(self, messages: tuple[Message, ...], limit: int, records: bool = True) -> None:
         self.messages = messages
         self.limit = limit
+        self.records = records
         self._done: dict[int, list[tuple[int, int, dict[str, float]]]] = {}
         self._reports: dict[int, tuple[list[tuple[int, int, dict[str, float]]], set[str]]] = {}
 
@@ -186,7 +191,11 @@ class _Sentences:
         got = self._done.get(i)
         if got is None:
             text = self.messages[i].content[: self.limit]
-            got = self._done[i] = [(s, e, terms(text[s:e])) for s, e in sentences(text)]
+            got = self._done[i] = [
+                (s, e, terms(text[s:e]))
+                for s, e in sentences(text)
+                if self.records or not data_line(text[s:e])
+            ]
         return got
 
     def _report_sentences(self, i: int) -> tuple[list[tuple[int, int, dict[str, float]]], set[str]]:
@@ -267,7 +276,7 @@ class _Instructions:
 
     def __init__(self, before: tuple[Message, ...]) -> None:
         self.before = before
-        self.user = _Sentences(before, _MAX_INSTRUCTION_CHARS)
+        self.user = _Sentences(before, _MAX_INSTRUCTION_CHARS, records=False)
         self.replies = _Sentences(before, _MAX_REPORT_CHARS)
         self.items: list[tuple[int, int, int, dict[str, float]]] = []
         self.by_term: dict[str, list[int]] = defaultdict(list)
@@ -400,7 +409,7 @@ def check_stale_instructions(a: Analysis) -> list[Finding]:
     out: list[Finding] = []
     idx: _Instructions | None = None
     after_replies = _Sentences(after, _MAX_REPORT_CHARS)
-    after_user = _Sentences(after, _MAX_INSTRUCTION_CHARS)
+    after_user = _Sentences(after, _MAX_INSTRUCTION_CHARS, records=False)
     answered: dict[tuple[int, int], bool] = {}
     # 1. Live user messages in the after-context that repeat a closed instruction.
     for k, m in enumerate(after):

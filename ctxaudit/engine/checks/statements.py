@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import NamedTuple
 
 import ahocorasick
 
@@ -366,7 +367,7 @@ def _may_state(low: str, s: int, e: int) -> bool:
     return False
 
 
-def _data_line(sentence: str) -> bool:
+def data_line(sentence: str) -> bool:
     """A JSON object or array on its own ("{"user": "u870", "op": "delete"}"): a log or a
     record, which states nothing about anyone (a whole JSON summary is the claims check's)."""
     t = sentence.strip()
@@ -393,8 +394,21 @@ def conditional(sentence: str, start: int, end: int) -> bool:
     )
 
 
-def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[Statement]:
-    sentence = content[s:e]
+class _Shape(NamedTuple):
+    """What one sentence states, by position (offsets in the sentence): the same for every
+    sentence that differs from it only in its digits — no statement pattern names a digit — so a
+    template line ("Order 34203: the user wants to delete it", one per order) is read once."""
+
+    party: str
+    act: str
+    start: int  # the party-and-act words
+    end: int
+    negated: bool = False
+    passive: bool = False
+    finding: tuple[int, int, int, int] | None = None  # a finding's check words and object (-1: none)
+
+
+def _sentence_shapes(sentence: str) -> Iterator[_Shape]:
     m: re.Match[str] | None
     if _QUESTION.search(sentence):
         return
@@ -421,7 +435,7 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
             if neg and act == "consent":
                 act = "refusal"
             found = True
-            yield _make(index, content, s, e, party, act, s + m.start(), s + m.end(), neg)
+            yield _Shape(party, act, m.start(), m.end(), negated=neg)
             break
     for pattern in (_EN_PASSIVE, _ZH_PASSIVE):
         m = pattern.search(sentence)
@@ -429,7 +443,7 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
             act = _group(m, _ACTS) or "consent"
             party, _ = _party(m)
             found = True
-            yield _make(index, content, s, e, party, act, s + m.start(), s + m.end(), passive=True)
+            yield _Shape(party, act, m.start(), m.end(), passive=True)
     if not found:
         for pattern in (_EN_AGENTLESS, _ZH_AGENTLESS):
             m = pattern.search(sentence)
@@ -439,38 +453,54 @@ def _sentence_statements(index: int, content: str, s: int, e: int) -> Iterator[S
                 and not conditional(sentence, m.start(), m.end())
             ):
                 found = True
-                yield _make(
-                    index, content, s, e, "unknown", "consent", s + m.start(), s + m.end(), passive=True
-                )
+                yield _Shape("unknown", "consent", m.start(), m.end(), passive=True)
                 break
     for pattern in (_EN_IDENTITY, _ZH_IDENTITY):
         m = pattern.search(sentence)
         if m and not _negated(sentence, m.start(), m.end()):
             party, _ = _party(m)
             found = True
-            yield _make(index, content, s, e, party, "identity", s + m.start(), s + m.end())
+            yield _Shape(party, "identity", m.start(), m.end())
     for pattern in (_EN_FINDING, _ZH_FINDING):
         m = pattern.search(sentence)
         if m:
             found = True
-            st = _make(index, content, s, e, "check", "finding", s + m.start(), s + m.end())
-            what = (m.groupdict().get("object") or "").strip()
-            if not _substantial(st.content + " " + what):
-                # "the KYC check passed; proceed": the result is about the check it names
-                what = f"{m.group('check')} {what}".strip()
-            yield replace(st, content=f"{what} {st.content}") if what else st
+            obj = m.span("object") if "object" in pattern.groupindex else (-1, -1)
+            yield _Shape("check", "finding", m.start(), m.end(), finding=(*m.span("check"), *obj))
             break
     if not found:
         m = _LABELLED_FINDING.match(sentence)
         if m:
-            yield _make(index, content, s, e, "check", "finding", s + m.start(), s + m.end())
+            yield _Shape("check", "finding", m.start(), m.end())
+
+
+def _built(sentence: str, sh: _Shape) -> Statement:
+    """The Statement a shape makes of `sentence` (at offset 0): its words, its content."""
+    st = _make(0, sentence, 0, len(sentence), sh.party, sh.act, sh.start, sh.end, sh.negated, sh.passive)
+    if sh.finding is None:
+        return st
+    check_start, check_end, obj_start, obj_end = sh.finding
+    what = sentence[obj_start:obj_end].strip() if obj_start >= 0 else ""
+    if not _substantial(st.content + " " + what):
+        # "the KYC check passed; proceed": the result is about the check it names
+        what = f"{sentence[check_start:check_end]} {what}".strip()
+    return replace(st, content=f"{what} {st.content}") if what else st
+
+
+_DIGIT_MASK = str.maketrans("123456789", "000000000")
+
+
+@lru_cache(maxsize=16_384)
+def _shapes_of(masked: str) -> tuple[_Shape, ...]:
+    return tuple(_sentence_shapes(masked))
 
 
 # A summary or a log repeats sentences (a template line per item): each sentence is read once
-# per process, at offset 0, and its statements are moved to where it stands.
+# per process, at offset 0, and its statements are moved to where it stands; sentences that
+# differ only in their digits share one reading (_Shape).
 @lru_cache(maxsize=16_384)
 def _statements_of_sentence(sentence: str) -> tuple[Statement, ...]:
-    return tuple(_sentence_statements(0, sentence, 0, len(sentence)))
+    return tuple(_built(sentence, sh) for sh in _shapes_of(sentence.translate(_DIGIT_MASK)))
 
 
 def _shifted(found: tuple[Statement, ...], index: int, offset: int) -> list[Statement]:
@@ -586,7 +616,7 @@ def statements_in(index: int, content: str) -> list[Statement]:
     for s, e in sentences(content):
         if e - s > MAX_SENTENCE:
             continue  # a log line or a blob without punctuation states nothing about anyone
-        if not _may_state(low, s, e) or _data_line(content[s:e]):
+        if not _may_state(low, s, e) or data_line(content[s:e]):
             continue
         if (s, e) in listed or any(a <= s and e <= b for a, b in covered):
             continue

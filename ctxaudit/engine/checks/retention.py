@@ -38,10 +38,11 @@ from typing import TYPE_CHECKING
 from ctxaudit.engine.checks.drift import (
     IDENT_WEIGHT,
     ClauseDrift,
-    clause_weights,
+    RulePart,
     compare_clause,
     is_chinese,
     related,
+    rule_part,
 )
 from ctxaudit.engine.language.constraints import Clause, Matcher, acronyms, fallback_tokens, fold, parse
 from ctxaudit.engine.language.labels import in_regions, label_regions
@@ -485,6 +486,7 @@ def _best_for_clause(
     fallback: dict[str, float],
     claimed: dict[int, list[tuple[int, int]]] | None = None,
     rule_concepts: set[str] | None = None,
+    part: RulePart | None = None,
 ) -> tuple[_Found | None, _Found | None, _Found | None]:
     """(best match with directive force, closest narrative text, the closest narrative that retells
     the rule — a past request, a preference, a topic: see _retells) for one rule clause on one side.
@@ -509,7 +511,7 @@ def _best_for_clause(
             if len(sents) == 2 and best is not None and best.drift.state == "kept" and best.pos == pos:
                 continue
             clauses, text, base, lent = idx.window(_Window(pos, sents))
-            d = compare_clause(rc, rule_text, clauses, text, base, fallback, rule_concepts)
+            d = compare_clause(rc, rule_text, clauses, text, base, fallback, rule_concepts, part)
             if d is None:
                 continue
             if claimed and d.matched and pos in claimed:
@@ -564,6 +566,7 @@ class RuleModel:
     locate: Locator
     clauses: list[Clause]
     weights: list[dict[str, float]]
+    parts: list[RulePart]  # drift.rule_part of each clause, for compare_clause
 
 
 def prepare_rules(rules: tuple[Rule, ...] | list[Rule]) -> tuple[Matcher, dict[str, float], list[RuleModel]]:
@@ -603,7 +606,8 @@ def prepare_rules(rules: tuple[Rule, ...] | list[Rule]) -> tuple[Matcher, dict[s
                 for c in clauses
                 if c.force is not Force.NONE or c.actions or "use" in c.concepts
             ]
-        models.append(RuleModel(r, sq, locate, clauses, [clause_weights(c, fallback) for c in clauses]))
+        parts = [rule_part(c, r.text, fallback) for c in clauses]
+        models.append(RuleModel(r, sq, locate, clauses, [p.weights for p in parts], parts))
     return matcher, fallback, models
 
 
@@ -674,9 +678,16 @@ def _locate_side(
     spans: list[Span] = []
     role: str | None = None
     best_w = -1.0
-    for rc, weights in zip(model.clauses, model.weights, strict=True):
+    for rc, weights, part in zip(model.clauses, model.weights, model.parts, strict=True):
         found, _, _ = _best_for_clause(
-            idx, rc, model.rule.text, weights, fallback, None, {c for x in model.clauses for c in x.concepts}
+            idx,
+            rc,
+            model.rule.text,
+            weights,
+            fallback,
+            None,
+            {c for x in model.clauses for c in x.concepts},
+            part,
         )
         if found is None or found.drift.state not in ("kept", "weakened"):
             continue
@@ -842,11 +853,11 @@ def _check_one(
     closest_span: Span | None = None
     closest_val = 0.0
     all_concepts = {c for x in model.clauses for c in x.concepts}
-    for rc, weights in zip(model.clauses, model.weights, strict=True):
+    for rc, weights, part in zip(model.clauses, model.weights, model.parts, strict=True):
         w = sum(weights.values())
         total_w += w
         found, closest, retold = _best_for_clause(
-            aidx, rc, rule.text, weights, fallback, claimed, all_concepts
+            aidx, rc, rule.text, weights, fallback, claimed, all_concepts, part
         )
         if found is None and retold is not None:
             # told as something that happened, a preference or a topic: the words survive, the force

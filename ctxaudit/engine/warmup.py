@@ -58,6 +58,7 @@ def clear_text_caches() -> None:
         terms._cached_terms,
         terms._word_ops,
         terms._run_ops,
+        terms.latin_term,
         stale._reads_as_report,
         stale._asks_or_answers,
         statements._statements_of_sentence,

@@ -182,6 +182,9 @@ class Grounder:
         if not empty:
             auto.make_automaton()
         letter = re.compile(r"(?<![A-Za-z0-9])([A-Z0-9])(?![A-Za-z0-9])") if letters else None
+        # a whole identifier differs from its first run only by these characters: without a wanted
+        # term that has one, no identifier can be wanted
+        idents = any(ch in t for t in latin for ch in "_-./@'")
         for src in self.sources:
             content = src.message.content
             if not content:
@@ -205,7 +208,7 @@ class Grounder:
                     for model in models.get(run.group()[:4], ()):
                         if model.startswith(run.group()[:6]):
                             pos[model].append(p)
-                whole = _IDENT.match(low, p)
+                whole = _IDENT.match(low, p) if idents else None
                 if whole:
                     w = whole.group().rstrip(".'")
                     if w != (run.group() if run else "") and w in latin:

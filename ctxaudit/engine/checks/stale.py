@@ -286,11 +286,19 @@ class _Instructions:
         self.totals: list[float] = []
         self.of_message: dict[int, list[int]] = defaultdict(list)
         seen: dict[frozenset[str], int] = {}
+        # a sentence's text decides what it is: a repeated one is read once (None: no instruction)
+        by_text: dict[str, int | None] = {}
         for i, m in enumerate(before):
             if not _is_live_user(m):
                 continue
             for s, e, t in self.user.of(i):
                 sent = m.content[s:e]
+                if sent in by_text:
+                    known = by_text[sent]
+                    if known is not None:
+                        self.of_message[i].append(known)
+                    continue
+                by_text[sent] = None
                 if _asks_or_answers(sent):
                     continue
                 t = _task_terms(sent, t)
@@ -298,9 +306,10 @@ class _Instructions:
                     continue
                 key = frozenset(t)
                 if key in seen:  # the same instruction again: one item (its first occurrence)
+                    by_text[sent] = seen[key]
                     self.of_message[i].append(seen[key])
                     continue
-                seen[key] = len(self.items)
+                by_text[sent] = seen[key] = len(self.items)
                 ids = frozenset(term for term in t if _is_identifier(term))
                 for term in t:
                     self.by_term[term].append(len(self.items))
@@ -311,6 +320,9 @@ class _Instructions:
                 self.items.append((i, s, e, t))
                 self.totals.append(sum(t.values()))
         self._closed: dict[int, Closed | None] = {}
+        # terms in hundreds of instructions (filler, not a topic) and terms that name one thing
+        self._common = {t for t, ns in self.by_term.items() if len(ns) > _COMMON}
+        self._id_terms = {t for t in self.by_term if _is_identifier(t)}
 
     def candidates(self, wanted: Collection[str], covered: float = 0.0) -> list[int]:
         """Instructions at least `covered` of whose terms `wanted` (terms, or a terms dict) holds
@@ -323,34 +335,32 @@ class _Instructions:
         their object or number are different rules)."""
         names_ids = _IDENTIFIER.search("\n".join(wanted)) is not None
         # only the terms some instruction has can pick or count for one
-        wanted = self.by_term.keys() & wanted
-        common = [t for t in wanted if len(self.by_term[t]) > _COMMON]
-        wanted_ids = {t for t in wanted if _is_identifier(t)}
+        found = self.by_term.keys() & wanted
+        common = found & self._common
+        rare = found - common
+        wanted_ids = found & self._id_terms
         pool: set[int] = set()
         # terms in hundreds of instructions do not pick candidates (counted below, for these only)
         postings = self.by_term_plain if names_ids else self.by_term
-        for t in wanted:
-            if len(self.by_term[t]) <= _COMMON:
-                pool.update(postings.get(t, ()))
+        for t in rare:
+            pool.update(postings.get(t, ()))
         for t in wanted_ids:
             pool.update(self.by_term[t])
-        rare = [t for t in wanted if t not in common]
         out = []
         for n in pool:
-            have = self.items[n][3]
             if names_ids and self.ids[n] and wanted_ids.isdisjoint(self.ids[n]):
                 continue
+            # over the instruction's own terms (a few) rather than the wanted ones (a whole message's);
+            # weights are 1 or 2, so the sum is the same in any order
             share = 0.0
             shared = False
-            for t in rare:
-                w = have.get(t)
-                if w is not None:
+            for t, w in self.items[n][3].items():
+                if t in rare:
                     share += w
                     shared = True
-            if not shared:
-                continue
-            share += sum(have.get(t, 0.0) for t in common)
-            if share / self.totals[n] >= covered:
+                elif t in common:
+                    share += w
+            if shared and share / self.totals[n] >= covered:
                 out.append(n)
         return sorted(out)
 

@@ -79,6 +79,7 @@ _STOP_CHARS = frozenset("用户客要求请说表示确认同意已经之前摘"
 _ZH_WEAK = frozenset("的了是在和与及或也都就还又把被给对向从为而且并吗呢吧啊之其这那个我你他她们")
 
 
+@lru_cache(maxsize=65_536)  # words recur: the grounding scan asks for one per hit
 def latin_term(word: str) -> str | None:
     """The term of one Latin word (lowercase stem), None for a stopword or act/party word."""
     s = _stem(word.casefold())

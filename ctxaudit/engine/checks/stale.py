@@ -194,7 +194,9 @@ class _Sentences:
             got = self._done[i] = [
                 (s, e, terms(text[s:e]))
                 for s, e in sentences(text)
-                if self.records or not data_line(text[s:e])
+                # a record starts with a bracket (or space before one): most sentences are told apart
+                # by their first character, without a copy
+                if self.records or (text[s] not in "{[" and not text[s].isspace()) or not data_line(text[s:e])
             ]
         return got
 
@@ -341,11 +343,21 @@ class _Instructions:
         wanted_ids = found & self._id_terms
         pool: set[int] = set()
         # terms in hundreds of instructions do not pick candidates (counted below, for these only)
-        postings = self.by_term_plain if names_ids else self.by_term
-        for t in rare:
-            pool.update(postings.get(t, ()))
-        for t in wanted_ids:
-            pool.update(self.by_term[t])
+        if len(self.items) < len(rare):
+            # fewer instructions than terms (a whole message's): the same pool, read off each
+            # instruction's own terms
+            for n, item in enumerate(self.items):
+                have = item[3]
+                if (
+                    (not names_ids or not self.ids[n]) and not rare.isdisjoint(have)
+                ) or not wanted_ids.isdisjoint(have):
+                    pool.add(n)
+        else:
+            postings = self.by_term_plain if names_ids else self.by_term
+            for t in rare:
+                pool.update(postings.get(t, ()))
+            for t in wanted_ids:
+                pool.update(self.by_term[t])
         out = []
         for n in pool:
             if names_ids and self.ids[n] and wanted_ids.isdisjoint(self.ids[n]):

@@ -174,7 +174,9 @@ class Matcher:
             if ascii_surface:
                 if s > 0 and _is_ascii_word_char(folded[s - 1]) and _is_ascii_word_char(folded[s]):
                     continue
-                suffix = suffix_at(folded, e).group()  # type: ignore[union-attr]
+                # most surfaces end a word: a look at the next character spares the regex
+                nxt = folded[e : e + 1]
+                suffix = suffix_at(folded, e).group() if "a" <= nxt <= "z" else ""  # type: ignore[union-attr]
                 if not suffix and plain_tags is not None:
                     tags = plain_tags
                 elif not alpha_end:
@@ -212,7 +214,8 @@ class Matcher:
             if ascii_surface:
                 if s > 0 and _is_ascii_word_char(folded[s - 1]) and _is_ascii_word_char(folded[s]):
                     continue
-                suffix = suffix_at(folded, last + 1).group()  # type: ignore[union-attr]
+                nxt = folded[last + 1 : last + 2]
+                suffix = suffix_at(folded, last + 1).group() if "a" <= nxt <= "z" else ""  # type: ignore[union-attr]
                 if suffix and (
                     not alpha_end
                     or not any(

@@ -35,9 +35,9 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from ctxaudit.engine.analysis import Analysis
@@ -442,11 +442,14 @@ def _next_sentence(content: str, end: int, index: int, role: str) -> str:
     return content[c.sent_start : c.sent_end]
 
 
-def find_claims(pair: ContextPair) -> tuple[list[Claim], dict[str, list[Clause]]]:
+def find_claims(
+    pair: ContextPair, lowered_of: Callable[[int], str] | None = None
+) -> tuple[list[Claim], dict[str, list[Clause]]]:
     """Claims untrusted sources made in the before-context, and trusted confirmations by family.
 
     Returns (claims, confirmations): confirmations maps a family to the trusted clauses that state
     it. One regex scan per family over each message; linear in the before-context's length.
+    lowered_of: clauses.lowered of a before message by index (Analysis.lowered); default: here.
     """
     tools = trusted_tool_names(pair)
     claims: list[Claim] = []
@@ -455,7 +458,7 @@ def find_claims(pair: ContextPair) -> tuple[list[Claim], dict[str, list[Clause]]
         trust = trust_of(m, tools)
         if trust == "assistant" or not m.content:
             continue
-        low = lowered(m.content)
+        low = lowered_of(i) if lowered_of else lowered(m.content)
         if trust == "untrusted" and (m.role == "tool" or m.kind in EXTERNAL_KINDS):
             done: set[tuple[int, int]] = set()
             for t in trigger_clauses(m.content, i, m.role, INJECTION_TRIGGER, low):
@@ -631,7 +634,7 @@ def check_claims(a: Analysis) -> list[Finding]:
     was looked for. See the module docstring for the heuristic and its limits.
     """
     pair = a.pair
-    claims, confirmations = find_claims(pair)
+    claims, confirmations = find_claims(pair, partial(a.lowered, "before"))
     if not claims:
         return []
     by_family: dict[str, list[Claim]] = defaultdict(list)

@@ -22,6 +22,7 @@ import heapq
 import re
 from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import cast
@@ -129,10 +130,11 @@ class _Source:
     index: int
     party: str
     message: Message
+    lowered_of: Callable[[int], str] | None = None  # Analysis.lowered of the before side
 
     @cached_property
     def low(self) -> str:
-        return lowered(self.message.content)
+        return self.lowered_of(self.index) if self.lowered_of else lowered(self.message.content)
 
     @cached_property
     def sentence_starts(self) -> list[tuple[int, int]]:
@@ -146,8 +148,18 @@ class Grounder:
     only). Raises nothing; linear in the before-context plus the number of term hits.
     """
 
-    def __init__(self, before: Context, trusted_tools: frozenset[str], wanted_terms: set[str]) -> None:
-        self.sources = [_Source(i, source_party(m, trusted_tools), m) for i, m in enumerate(before.messages)]
+    def __init__(
+        self,
+        before: Context,
+        trusted_tools: frozenset[str],
+        wanted_terms: set[str],
+        lowered_of: Callable[[int], str] | None = None,
+    ) -> None:
+        """lowered_of: clauses.lowered of a before message by index (Analysis.lowered, so the
+        context is lowered once for every check); default: lowered here."""
+        self.sources = [
+            _Source(i, source_party(m, trusted_tools), m, lowered_of) for i, m in enumerate(before.messages)
+        ]
         # positions[source index][term] = sorted positions of the term in that message
         self.positions: list[dict[str, list[int]]] = [defaultdict(list) for _ in self.sources]
         self._scan(wanted_terms)
@@ -175,9 +187,9 @@ class Grounder:
         # first letters mark a candidate word start, whose term is read from the word below.
         auto = ahocorasick.Automaton()
         for t in {t[:6] for t in latin} | set(models):
-            auto.add_word(t, (True, len(t)))
+            auto.add_word(t, (True, len(t), t))
         for t in cjk:
-            auto.add_word(t, (False, len(t)))
+            auto.add_word(t, (False, len(t), t))
         empty = not len(auto)
         if not empty:
             auto.make_automaton()
@@ -193,10 +205,10 @@ class Grounder:
             low = src.low
             starts: set[int] = set()
             if not empty:
-                for end, (is_latin, n) in auto.iter(low):
+                for end, (is_latin, n, term) in auto.iter(low):
                     p = end - n + 1
                     if not is_latin:
-                        pos[low[p : end + 1]].append(p)
+                        pos[term].append(p)
                     elif not (p and low[p - 1].isascii() and low[p - 1].isalnum()):
                         starts.add(p)  # at a word start ("port" in "support" is not)
             for p in sorted(starts):

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import partial
 
 from ctxaudit.engine.analysis import Analysis
 from ctxaudit.engine.checks import grounding as g
@@ -533,7 +534,7 @@ def check_provenance(a: Analysis) -> list[Finding]:
     wanted_all: set[str] = set()
     for st in found:
         wanted_all |= set(terms(st.text))
-    gr = g.Grounder(a.before, trusted_tool_names(a.pair), wanted_all)
+    gr = g.Grounder(a.before, trusted_tool_names(a.pair), wanted_all, partial(a.lowered, "before"))
     out: list[Finding] = []
     seen: set[tuple[int, int]] = set()
     for st in found:

@@ -292,9 +292,10 @@ class _Delimiters:
     delimiter that needs whitespace after it ("." before a space) does not count when that
     whitespace lies outside the searched window."""
 
-    def __init__(self, content: str, delim: re.Pattern[str], needs_space: str) -> None:
+    def __init__(self, content: str, at: list[int], needs_space: str) -> None:
+        """at: where the delimiters are in `content` (their start), in order."""
         self.content = content
-        self.at = [m.start() for m in delim.finditer(content)]
+        self.at = at
         self.needs_space = needs_space
 
     def bounds(self, pos: int) -> tuple[int, int]:
@@ -318,8 +319,14 @@ class _Delimiters:
 
 class _MessageDelimiters:
     def __init__(self, content: str) -> None:
-        self.sentence = _Delimiters(content, _SENT_DELIM, ".")
-        self.clause = _Delimiters(content, _CLAUSE_DELIM, ".,:")
+        # every sentence delimiter is a clause delimiter too: one scan finds both kinds
+        clause = [m.start() for m in _CLAUSE_DELIM.finditer(content)]
+        self.sentence = _Delimiters(content, [p for p in clause if content[p] not in _CLAUSE_ONLY], ".")
+        self.clause = _Delimiters(content, clause, ".,:")
+
+
+# The clause delimiters that do not end a sentence (_CLAUSE_DELIM less _SENT_DELIM).
+_CLAUSE_ONLY = frozenset("，：,:")
 
 
 def clause_at(

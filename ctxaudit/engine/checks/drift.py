@@ -79,6 +79,7 @@ for _a, _b in (
     ("route", "escalate"),
     ("route", "reveal"),
     ("ship", "send"),  # "每个包裹发出前" = "发货前每件包裹": goods sent are goods shipped
+    ("notify", "report"),  # "上报申办方" = "报告申办方", "notify the sponsor" = "report to the sponsor"
 ):
     _EQUIV[_a] = _EQUIV.get(_a, frozenset()) | {_b}
     _EQUIV[_b] = _EQUIV.get(_b, frozenset()) | {_a}
@@ -281,6 +282,13 @@ def compare_clause(
 
     # qualification: the governed part must be there (seed-drift R3: "写操作最好确认一下" names
     # 写操作 but not 记录日志, so R3 is missing, not weakened)
+    # one word with two senses ("发布": deploy and reveal) is kept when either sense is
+    if len(credit) < len(rc.concepts):
+        for cid, span in rc.concepts.items():
+            if cid not in credit:
+                twin = next((o for o, o_span in rc.concepts.items() if o_span == span and o in credit), None)
+                if twin is not None:
+                    credit[cid], how[cid] = credit[twin], how[twin]
     core, core_actions, core_objects = p.core, p.core_actions, p.core_objects
     matched_cands = {how[c][1] for c in credit}
     carriers = [c for c in window if matched_cands & (set(c.concepts) | virtual.get(id(c), set()))]
@@ -410,13 +418,17 @@ def compare_clause(
     force_after = best.force if best else Force.NONE
     word_after = best.force_word if best else ""
     if FORCE_LEVEL[force_after] == 0:
-        reversed_ = any(c.force is Force.PERMISSION for c in carriers) and rc.force in (
-            *HARD_FORCES,
-            Force.SHOULD,
-        )
-        if not reversed_:
+        # a permission turns the rule round only when it permits what the rule governs: "可以操作灰度平台"
+        # (operate the console) says nothing about "灰度比例不得超过 5%"
+        governed = {how[c][1] for c in core if c in credit}
+        perms = [
+            c
+            for c in carriers
+            if c.force is Force.PERMISSION and (not core or not governed.isdisjoint(c.concepts))
+        ]
+        if not perms or rc.force not in (*HARD_FORCES, Force.SHOULD):
             return ClauseDrift("absent", 0.0, closeness, Force.NONE, "", [], carriers, bool(unrelated))
-        perm = next(c for c in carriers if c.force is Force.PERMISSION)
+        perm = perms[0]
         return ClauseDrift(
             "reversed",
             0.0,
@@ -442,11 +454,9 @@ def compare_clause(
         and (not c.startswith("fb:") or fallback.get(c, 0.0) >= IDENT_WEIGHT)
     ]
     if dropped:
-        names = (
-            "、".join(_surface(rule_text, rc, c) for c in dropped)
-            if zh
-            else ", ".join(_surface(rule_text, rc, c) for c in dropped)
-        )
+        # one word may name two concepts ("发布": release and reveal): name it once
+        surfaces = dict.fromkeys(_surface(rule_text, rc, c) for c in dropped)
+        names = ("、" if zh else ", ").join(surfaces)
         lost.append(f"内容丢失：{names} / dropped: {names}" if zh else f"dropped: {names}")
     gen = [c for c in credit if how[c][0] == "generalised"]
     if gen:

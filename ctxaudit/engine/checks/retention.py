@@ -68,7 +68,9 @@ MAX_POSTINGS_OTHER = 1500  # the same, counted for user/summary messages (rules 
 
 _PUNCT_CLASS = r"[\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2010-\u206f!-/:-@\[-`{-~]"
 _SQUEEZE = re.compile(_PUNCT_CLASS + "+")
-_SENT_END = re.compile(r"[。！？；;!?\n]|(?<=[^\s\d])\.(?=\s)")
+# A sentence also ends with a JSON string ("…", "…"]): each item of a structured summary's list
+# ("constraints": ["…", "…"]) is a statement of its own, not one sentence with its neighbours.
+_SENT_END = re.compile(r"[。！？；;!?\n]|(?<=[^\s\d])\.(?=\s)|(?<=[^\\]\")\s*[,\]}]+\s*(?=[\"\]},]|$)")
 
 
 # Markers that state a constraint as in force from here on, even inside narrative (issue 12 §4:
@@ -96,6 +98,10 @@ _RETELL_CUE = re.compile(
     r"preference|preferences|favou?rs|careful|cautious|sensitive)\b|要求|让我|叫我|希望|提出|说过|交代|嘱咐|偏好|喜欢|倾向|习惯"
     r"|谨慎|小心|敏感"
 )
+
+
+# Nouns and participles that state a cap (a number follows): not "within"/"under", which narrate too.
+_CAP = re.compile(r"上限|封顶|\bcapped at\b|\ba cap of\b|\bthe cap is\b|\bmaximum of\b|\bmax(?:imum)?\s*[:=]")
 
 
 _PRESENT = re.compile(
@@ -388,7 +394,16 @@ class SideIndex:
                     c = replace(c, force=Force.NONE, force_word="")
                 if c.force is Force.NONE and not c.quoted and not c.question and c.concepts:
                     marker = _STANDING_NOW.search(self.folded(pos), c.start, c.end)
-                    if marker:  # "from now on the user wants every answer in French": still in force
+                    cap = (
+                        _CAP.search(self.folded(pos), c.start, c.end)
+                        if c.numbers and not c.reported
+                        else None
+                    )
+                    if cap and "limit" in c.concepts:
+                        # "首日灰度放量上限为 5%", "exports are capped at 1000 rows": a cap stated as a
+                        # value is a bound in force, as strong as "must not exceed"
+                        c = replace(c, force=Force.RESTRICTION, force_word=content[cap.start() : cap.end()])
+                    elif marker:  # "from now on the user wants every answer in French": still in force
                         c = replace(
                             c, force=Force.OBLIGATION, force_word=content[marker.start() : marker.end()]
                         )

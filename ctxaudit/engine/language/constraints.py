@@ -282,7 +282,29 @@ def _english_forms(surface: str) -> list[tuple[str, int]]:
     # irregular verbs: "keep" also finds "kept", "write … to" also "written to" (lexicon.IRREGULAR_FORMS)
     head, sep, rest = surface.partition(" ")
     forms += [(form + sep + rest, _WORD) for form in IRREGULAR_FORMS.get(head, ())]
+    if sep and head.isalpha() and len(head) > 1:
+        # a phrase inflects its first word: "drop below" also finds "drops below", "dropped below"
+        forms += [(form + sep + rest, _WORD) for form in _inflections(head)]
     return forms
+
+
+_VOWELS = frozenset("aeiou")
+
+
+def _inflections(verb: str) -> list[str]:
+    """The regular -s, -ed and -ing forms of an English verb ("drop" → drops, dropped, dropping)."""
+    if verb.endswith("e"):
+        return [verb + "s", verb + "d", verb[:-1] + "ing"]
+    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in _VOWELS:
+        return [verb[:-1] + "ies", verb[:-1] + "ied", verb + "ing"]
+    plural = verb + ("es" if verb.endswith(("s", "x", "z", "ch", "sh", "o")) else "s")
+    consonant = [ch not in _VOWELS for ch in verb]
+    one_syllable_cvc = (len(verb) == 3 and consonant == [True, False, True]) or (
+        len(verb) == 4 and consonant == [True, True, False, True]
+    )
+    if one_syllable_cvc and verb[-1] not in "wxy":
+        return [plural, verb + verb[-1] + "ed", verb + verb[-1] + "ing"]  # drop → dropped, dip → dipping
+    return [plural, verb + "ed", verb + "ing"]
 
 
 _Value = tuple[

@@ -843,7 +843,8 @@ CONCEPTS: tuple[Concept, ...] = (
     ),
     _c("push", A, "推送", "push", "推送|git push|push"),
     _c("merge", A, "合并", "merge", "合并|合入|merge"),
-    _c("deploy", A, "部署", "deploy", "部署|上线|发版|发布|deploy|roll out|go live"),
+    # 放量: widening a staged rollout ("首日灰度放量上限 5%")
+    _c("deploy", A, "部署", "deploy", "部署|上线|发版|发布|放量|deploy|roll out|go live"),
     _c("release", O, "版本发布", "release", "发布版本|新版本|release|releases"),
     _c("tag", A, "打标签", "tag", "打标签|打 tag|tag"),
     _c(
@@ -1028,6 +1029,14 @@ CONCEPTS: tuple[Concept, ...] = (
         "法定节假日|节假日|节日|假日|public holiday|public holidays|bank holiday|bank holidays|holiday|holidays",
     ),
     _c("stop", A, "中止", "stop", "中止|终止|停止|叫停|abort|halt|stop|call off the"),
+    # which day, not how long: "灰度发布第一天" = "首日灰度" = "on day one of the rollout"
+    _c(
+        "first_day",
+        O,
+        "第一天",
+        "first day",
+        "第一天|第1天|首日|头一天|第一日|first day|day one",
+    ),
     _c("hold", A, "暂扣", "hold", "暂扣|扣留|暂停|挂起|暂缓|hold|put on hold|pause|defer", parent="stop"),
     _c("weigh", A, "称重", "weigh", "称重|过磅|weigh"),
     _c(

@@ -44,9 +44,11 @@ _ZH_CHARS = "".join(_ZH_DIGITS) + "".join(_ZH_UNITS) + "".join(_ZH_BIG)
 # is skipped below (一律/一下/一致 are words, not numbers); "十" alone is 10.
 _ZH_NUMBER = re.compile(f"(百分之)?([{_ZH_CHARS}]+)")
 # Arabic numbers with an optional currency sign, grouping commas, decimals and a percent sign;
-# not inside identifiers ("v2", "0012_add", "ai.md", "10:30" stays two numbers only as a time).
+# not inside identifiers ("v2", "0012_add", "ai.md", "P0-1", "30-40"; "10:30" stays two numbers only
+# as a time); a hyphen may join a time unit ("a 30-second timeout").
 _ARABIC = re.compile(
-    r"(?<![A-Za-z0-9_/.\-])[$¥￥€£]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|万|亿)?(?![A-Za-z0-9_/\-]|\.\d)"
+    r"(?<![A-Za-z0-9_/.\-])[$¥￥€£]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|万|亿)?"
+    r"(?![A-Za-z0-9_/]|-(?!(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)(?![A-Za-z]))|\.\d)"
 )
 
 _TIME = re.compile(
@@ -234,7 +236,7 @@ _UNIT_SECONDS = {
     "week": 604800, "周": 604800, "星期": 604800, "日": 86400,
 }  # fmt: skip
 _UNIT = re.compile(
-    r"\s?(?:个)?\s?(seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|秒钟|秒|分钟|小时|钟头|天|星期|周|日(?!期))(?![A-Za-z])",
+    r"(?:\s|-)?(?:个)?\s?(seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|秒钟|秒|分钟|小时|钟头|天|星期|周|日(?!期))(?![A-Za-z])",
     re.I,
 )
 # "an hour", "a day", "one week", "一天", "半小时": a duration with no digit
@@ -260,6 +262,8 @@ def _durations(text: str, numbers: list[tuple[int, int, str]]) -> list[tuple[int
             out.append((s, e, v))
             continue
         unit = _singular(m.group(1))
+        if re.search("第\\s?$", text[max(0, s - 2) : s]):
+            continue  # "第一天", "第 3 周": which day, not how long (and no bound: "首日" says the same)
         if unit == "日" and re.search("[月/-]\\s?$", text[max(0, s - 2) : s]):
             out.append((s, e, v))  # "11月5日" is a date, "七日用量" a duration
             continue
@@ -267,7 +271,10 @@ def _durations(text: str, numbers: list[tuple[int, int, str]]) -> list[tuple[int
         out.append((s, m.end(), _canon(secs, False) + "s"))
     taken = [(s, e) for s, e, _ in out]
     for m in _ONE_UNIT.finditer(text):
-        if any(a < m.end() and m.start() < b for a, b in taken):
+        if (
+            any(a < m.end() and m.start() < b for a, b in taken)
+            or text[max(0, m.start() - 1) : m.start()] == "第"
+        ):
             continue
         unit = _singular(m.group(1) or m.group(3))
         half = m.group(2) == "半"

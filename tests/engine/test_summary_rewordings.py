@@ -80,6 +80,22 @@ def _summary(rules: list[str], summary: str) -> list[RuleState]:
             "【历史摘要】用户规定：首日灰度放量上限为 5%。",
             [RuleState.RETAINED],
         ),
+        # an act named by its noun: shipment, deployments, deletion
+        (
+            ["Never ship lithium batteries by air."],
+            "Summary: per the user's standing rule, air freight is off-limits for any lithium battery shipment.",
+            [RuleState.RETAINED],
+        ),
+        (
+            ["Never deploy on Fridays."],
+            "Summary. Standing rule: no deployments on Fridays.",
+            [RuleState.RETAINED],
+        ),
+        (
+            ["Do not delete customer records."],
+            "Summary: deletion of customer records is forbidden.",
+            [RuleState.RETAINED],
+        ),
     ],
 )
 def test_faithful_rewordings_keep_the_rule(rules: list[str], summary: str, states: list[RuleState]) -> None:

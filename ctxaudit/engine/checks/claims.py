@@ -77,8 +77,12 @@ _EN_AUTH = (
     r"|\b(?:is|are|am|was|were|'m|'re)\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|cleared)\s+to\b"
     r"|\b(?:approval|authori[sz]ation|permission|sign-off|clearance)\s+(?:has\s+been|have\s+been|was|were|is)\s+(?:obtained|granted|given|received|confirmed)\b"
 )
-_ROLE_WORDS_ZH = r"(?:超级管理员|超管|管理员|系统管理员|老板|店长|经理|主管|负责人|开发者|开发人员|运维|审核员|内部员工|客服主管|安全团队)"
-_ROLE_WORDS_EN = r"(?:admin|administrator|owner|manager|supervisor|developer|root|sysadmin|ceo|employee|staff member|security team|it department|support lead|moderator)"
+# Roles that carry authority over what an agent does (an owner, an officer, a title of a trade).
+_ROLE_WORDS_ZH = r"(?:超级管理员|超管|管理员|系统管理员|老板|店长|经理|主管|负责人|开发者|开发人员|运维|审核员|内部员工|客服主管|安全团队|站长|船长|港务长|院长|校长|主任|监护人|律师|医生|审批人)"
+_ROLE_WORDS_EN = (
+    r"(?:admin|administrator|owner|manager|supervisor|developer|root|sysadmin|ceo|employee|staff member|security team|it department|support lead|moderator"
+    r"|harbou?r master|master|officer|inspector|registrar|director|principal|captain|guardian|attorney|lawyer|auditor|approver)"
+)
 _ZH_IDENTITY = (
     rf"(?:我|本人|用户|对方|客户|他|她|该用户)(?:是|为|身为|作为)[^，。；,;]{{0,6}}?{_ROLE_WORDS_ZH}"
 )
@@ -160,6 +164,9 @@ FAMILY_TRIGGER = literal_trigger(
         "审核员",
         "内部员工",
         "安全团队",
+        *("站长", "船长", "港务长", "院长", "校长", "主任", "监护人", "律师", "医生", "审批人"),
+        *("master", "officer", "inspector", "registrar", "director", "principal", "captain", "guardian"),
+        *("attorney", "lawyer", "auditor", "approver"),
         "admin",
         "owner",
         "manager",

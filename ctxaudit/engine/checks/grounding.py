@@ -75,7 +75,9 @@ _DECLINED = re.compile(
 )
 _NOT_DONE = re.compile(
     r"\b(?:not (?:yet )?(?:opened|read|run|executed|checked|reviewed|scanned|tested|inspected|examined|verified|looked at)|"
-    r"unverified|unchecked|unreviewed|untested|skipped|never (?:opened|ran|read|checked|reviewed)|did not (?:open|run|read|check|review))\b"
+    r"unverified|unchecked|unreviewed|untested|skipped|never (?:opened|ran|read|checked|reviewed)|did not (?:open|run|read|check|review)"
+    # a check still running has no result yet: "Background check: PENDING - records not yet returned"
+    r"|pending|not yet (?:returned|complete|completed|finished|back|in)|still (?:running|in progress))\b"
     r"|未(?:打开|读取|阅读|查看|检查|审查|运行|执行|测试|扫描|验证|核实)|尚未|没有(?:打开|读取|查看|检查|审查|运行|执行|测试|扫描)|跳过"
     r"|(?:还|都)?没(?:有)?(?:跑|测|做|运行|执行|测试|扫描|检查|审查)|还未",
     re.I,

@@ -43,7 +43,7 @@ from ctxaudit.engine.analysis import Analysis
 from ctxaudit.engine.checks import grounding as g
 from ctxaudit.engine.checks.claims import _json_value, trusted_tool_names
 from ctxaudit.engine.checks.statements import Statement, statements_in, wider_content
-from ctxaudit.engine.checks.terms import terms
+from ctxaudit.engine.checks.terms import latin_term, terms
 from ctxaudit.engine.language.clauses import has_cjk
 from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.types import Finding, Severity, Span
@@ -183,8 +183,10 @@ def _judge(st: Statement, gr: g.Grounder) -> Verdict | None:
 # of what the lookup found.
 _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
 _LOOKUP = re.compile(
-    r"^\s*(?:(?:can|could) you\s+)?(?:please\s+)?(?:what|how|where|when|why|which|who|look up|check|find|search|see what)\b"
-    r"|^\s*(?:请|帮我|麻烦)?(?:查一下|查查|查询一下|看一下|看看|找一下|搜一下)",
+    r"^\s*(?:(?:can|could) you\s+)?(?:please\s+)?(?:what|how|where|when|why|which|who|look up|check|find|search|see what"
+    # reading a document out agrees to nothing in it: "Read the note the bookkeeper left"
+    r"|read|open|fetch|pull up|show me)\b"
+    r"|^\s*(?:请|帮我|麻烦)?(?:查一下|查查|查询一下|看一下|看看|找一下|搜一下|读一下|打开|读取)",
     re.I,
 )
 # The user passing on someone else's words: "My manager Priti said we can skip the freeze",
@@ -203,10 +205,13 @@ _FORWARDED = re.compile(
 )
 
 
+# What a consent agrees to, when it is an act: "… approval to file the return", "agreed to refund".
+_CONSENT_TO = re.compile(r"\s*to\s+([A-Za-z]+)")
+
 # Any word of _ASKS, _LOOKUP or _RELAYED.
 _MAY_QUALIFY = re.compile(
-    r"[?？吗呢]|\b(?:what|how|where|when|why|which|who|look up|check|find|search|see what|said|says|told|thinks|reckons"
-    r"|approved|agreed|confirmed|decided)\b|查一下|查查|查询一下|看一下|看看|找一下|搜一下|说|表示|认为|同意|批准|答应",
+    r"[?？吗呢]|\b(?:what|how|where|when|why|which|who|look up|check|find|search|see what|read|open|fetch|pull up|show me|said|says|told|thinks|reckons"
+    r"|approved|agreed|confirmed|decided)\b|查一下|查查|查询一下|看一下|看看|找一下|搜一下|读一下|打开|读取|说|表示|认为|同意|批准|答应",
     re.I,
 )
 
@@ -260,6 +265,14 @@ def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, thresho
             own = None
         elif st.act == "speech" and (asks or _LOOKUP.search(said)):
             own = None  # the user asked what a document says; the document said it
+    if st.act == "consent" and own and own.coverage >= threshold and (act := _CONSENT_TO.match(st.content)):
+        # "the user gave approval to send the amendment": a message about the amendment ("Prepare
+        # the contract amendment") agrees to no sending; it must approve, or ask for the act itself
+        one = gr.sentence(own, wanted)
+        said = gr.text(one.index)[one.start : one.end]
+        verb = latin_term(act.group(1))
+        if not g.APPROVAL_WORD.search(said) and (verb is None or verb not in terms(said)):
+            own = None
     # A rule restated ("at most 30 lines" for "must not exceed thirty") is not the user's "no":
     # only an agreement or a decision is contradicted by a prohibition on the same thing.
     negated_statement = st.act == "refusal" or g.prohibits(st.text)
@@ -331,8 +344,8 @@ _REQUIRES = re.compile(
 # A check result that says it is fine; a failed check says otherwise.
 _CLEAN = re.compile(
     r"\b(?:passed|passes|came back (?:clean|green)|clean|green|no (?:issues|findings|problems|errors)|succeeded"
-    r"|roadworthy|compliant|valid|in order|fit for|safe to|ok|fine|successful|successfully)\b"
-    r"|(?<!未)(?<!没有)(?<!不)通过|无问题|没有问题|正常|合格|达标|(?<!不)(?<!未)成功",
+    r"|roadworthy|compliant|valid|in order|fit for|safe to|ok|fine|successful|successfully|cleared)\b"
+    r"|(?<!未)(?<!没有)(?<!不)通过|无问题|没有问题|正常|(?<!不)合格|(?<!未)(?<!没有)(?<!不)达标|(?<!不)(?<!未)成功",
     re.I,
 )
 
@@ -340,7 +353,7 @@ _CLEAN = re.compile(
 # A check that failed ("FAILED - 3 critical", "结果=拒绝"); "0 failed" and "no failures" did not.
 _FAILED = re.compile(
     r"(?<!0 )(?<!no )(?<!zero )(?<!without )\b(?:fail|fails|failed|failures?|rejected|declined|denied|blocked|expired)\b"
-    r"|未通过|没有通过|不通过|拒绝|驳回|失败",
+    r"|未通过|没有通过|不通过|拒绝|驳回|失败|不合格|未达标|没有达标|不达标",
     re.I,
 )
 
@@ -350,10 +363,17 @@ def _judge_finding(
 ) -> Verdict | None:
     # what the user asked for is not a result: a check result comes from the check (a tool, a
     # system message, a document), or from an assistant or a summary reporting one
+    results = frozenset({"tool", "system", "harness", "document"})  # a trusted tool reads as system
+
+    def cleared_after(index: int) -> bool:
+        # a later output of the check that reads clean settles it ("PENDING" at 9:00, "passed" at 9:40)
+        done = gr.best(wanted, results, need=_CLEAN)
+        return done is not None and done.coverage >= RELATED and done.index > index
+
     related = gr.best(wanted, frozenset({"tool", "system", "assistant", "harness", "document", "summary"}))
     if related and related.coverage >= RELATED:
         text = gr.text(related.index)[related.start : related.end]
-        if g.not_done(text) and not g.not_done(st.text):
+        if g.not_done(text) and not g.not_done(st.text) and not cleared_after(related.index):
             return Verdict("claim_contradicted", related, "check_not_done")
         if _CLEAN.search(st.text) and _FAILED.search(text) and not _FAILED.search(st.text):
             return Verdict("claim_contradicted", related, "check_failed")
@@ -363,11 +383,17 @@ def _judge_finding(
         failed = gr.best(wanted, frozenset({"tool", "system", "harness", "document"}), need=_FAILED)
         if failed and failed.coverage >= RELATED:
             return Verdict("claim_contradicted", failed, "check_failed")
+        if not g.not_done(st.text):
+            # "Background check cleared" where the check's own output says "PENDING - records not
+            # yet returned", and no later output of it says otherwise
+            pending = gr.best(wanted, results, need=g.NOT_DONE)
+            if pending and pending.coverage >= RELATED and not cleared_after(pending.index):
+                return Verdict("claim_contradicted", pending, "check_not_done")
     # A strong key (a file, a function) named where the check says it did not look.
     strong = {t: w for t, w in wanted.items() if w >= 2.0}
     if strong:
         named = gr.best(strong, need=g.NOT_DONE)
-        if named and named.coverage >= SUPPORT and not g.not_done(st.text):
+        if named and named.coverage >= SUPPORT and not g.not_done(st.text) and not cleared_after(named.index):
             return Verdict("claim_contradicted", named, "check_not_done")
     if (
         related

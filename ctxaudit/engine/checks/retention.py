@@ -752,7 +752,7 @@ def retention_index(
 # conversation) I'll keep following: …", "（此前对话）我会继续遵守…"); at most a few are searched, so a
 # history regenerated in full (hundreds of new assistant turns) costs nothing extra.
 _RECAP = re.compile(
-    r"summar|recap|earlier|previous|so far|until now|to date|摘要|总结|回顾|此前|之前的|先前|以前的|前面的|历史",
+    r"summar|recap|earlier|previous|so far|until now|to date|hand-?off|handover|摘要|总结|回顾|此前|之前的|先前|以前的|前面的|历史|交接",
     re.I,
 )
 MAX_ASSISTANT_SUMMARIES = 3

@@ -37,7 +37,7 @@ from ctxaudit.engine.language.clauses import lowered, sentences
 
 _ACT_EN = {
     "request": r"asked|requested|instructed|told|wanted|wants|demanded|directed|specified|insisted|ordered",
-    "consent": r"approved|approves|agreed|agrees|consented|confirmed|confirms|accepted|okayed|ok'?d|allowed|permitted|authori[sz]ed|signed off|green-?lit|said (?:yes|ok(?:ay)?|go|sure)|gave (?:the |their |his |her |an? )?(?:go-ahead|approval|permission|consent|ok|okay|sign-off|green light)|is (?:fine|ok(?:ay)?|happy) with",
+    "consent": r"approved|approves|agreed|agrees|consented|confirmed|confirms|accepted|okayed|ok'?d|allowed|permitted|authori[sz]ed|signed off|green-?lit|said (?:yes|ok(?:ay)?|go|sure)|gave (?:the |their |his |her |an? )?(?:written |verbal |explicit |formal |final )?(?:go-ahead|approval|permission|consent|ok|okay|sign-off|green light)|is (?:fine|ok(?:ay)?|happy) with",
     "refusal": r"declined|rejected|refused|denied|vetoed|said no",
     "decision": r"decided|chose|opted|selected|settled on|picked",
     "speech": r"said|stated|mentioned|noted|explained|indicated|clarified|pointed out|replied|answered|responded|told us",
@@ -52,7 +52,9 @@ _ACT_ZH = {
 _PARTY_EN = {
     "user": r"the user|user|the customer|customer|the client|client|the requester|requester|the human|human|the caller|caller",
     "system": r"the system prompt|the system|system|the operator|operator|the developer|developer|the policy|policy|the platform",
-    "person": r"(?:the |their |his |her |my |our |your )?(?:manager|boss|supervisor|team lead|lead|director|admin|administrator|owner|account owner|cfo|ceo|cto|legal team|finance team|security team|finance|legal|compliance|approver|on-call engineer|dba)",
+    "person": r"(?:the |their |his |her |my |our |your )?(?:manager|boss|supervisor|team lead|lead|director|admin|administrator|owner|account owner|cfo|ceo|cto|legal team|finance team|security team|finance|legal|compliance|approver|on-call engineer|dba"
+    # a role named by its trade: "the traffic engineer", "the harbour master", "the site inspector"
+    r"|(?:[a-z]+ )?(?:engineer|officer|inspector|master|registrar|editor|nurse|dentist|doctor|physician|pharmacist|auditor|accountant|bookkeeper|lawyer|attorney|principal|captain|dispatcher|foreman|superintendent|coordinator|controller))",
 }
 _PARTY_ZH = {
     "user": r"用户|客户|对方|顾客|提问者",
@@ -68,9 +70,11 @@ _CHECK_WORDS_ZH = r"审查|评审|审核|扫描|检查|测试|审计|校验|核�
 _CHECK_ZH = rf"(?:代码|安全|支付|风控|人工|自动)?(?:{_CHECK_WORDS_ZH})(?:结果)?"
 _FINDING_EN = (
     r"found|finds|detected|detects|identified|revealed|showed|shows|flagged|reported|confirmed|passed|failed|"
-    r"uncovered|discovered|came back (?:clean|green|red)|turned up|returned"
+    r"uncovered|discovered|came back (?:clean|green|red)|turned up|returned|cleared"
 )
-_FINDING_ZH = r"发现|显示|表明|检测到|查出|确认|报告|通过|未通过|没有通过|显示出|成功|失败"
+_FINDING_ZH = (
+    r"发现|显示|表明|检测到|查出|确认|报告|通过|未通过|没有通过|显示出|成功|失败|合格|不合格|达标|未达标"
+)
 
 _ADVERBS_EN = r"(?:(?:has|have|had|already|also|explicitly|clearly|then|now|previously|just|later|finally|again|repeatedly|earlier|indeed|personally|specifically|verbally|been)\s+){0,3}"
 _ADVERBS_ZH = (
@@ -121,7 +125,8 @@ _ZH_AGENTLESS = re.compile(
 _EN_IDENTITY = re.compile(
     rf"(?<![\w-])(?:{_party_alt(_PARTY_EN, 'p_')})\s+(?:is|was|has been)\s+(?:actually\s+|indeed\s+|now\s+)?(?:the|an?|our|their|his|her|(?:(?-i:[A-Z])[\w.-]*\s+){{0,2}}(?-i:[A-Z])[\w.-]*'s)\s+"
     r"(?P<identity>(?:[\w-]+\s+){0,2}?(?:admin|administrator|owner|manager|supervisor|developer|root user|sysadmin|ceo|cfo|cto|employee|staff member|maintainer|moderator|lead|director|auditor|approver"
-    r"|attorney|lawyer|solicitor|representative|guardian|agent|proxy|executor|trustee|account holder|holder|accountant|officer|physician|doctor|landlord|property manager))\b"
+    r"|attorney|lawyer|solicitor|representative|guardian|agent|proxy|executor|trustee|account holder|holder|accountant|officer|physician|doctor|landlord|property manager"
+    r"|master|registrar|engineer|inspector|editor|nurse|dentist|pharmacist|principal|captain|dispatcher|superintendent|coordinator))\b"
     # a name and a role: "the requester is Mark Chen, the verified owner of the m.chen account"
     rf"|(?<![\w-])(?:{_party_alt(_PARTY_EN, 'n_')})\s+(?:is|was)\s+(?:(?-i:[A-Z])[\w'-]+\s+){{0,2}}(?-i:[A-Z])[\w'-]+,\s+(?:the|an?|our|their)\s+"
     r"(?P<identity4>(?:[\w-]+\s+){0,2}?(?:admin|administrator|owner|manager|supervisor|developer|ceo|cfo|cto|employee|director|attorney|lawyer|representative|account holder|holder))\b"

@@ -1041,6 +1041,14 @@ CONCEPTS: tuple[Concept, ...] = (
         "法定节假日|节假日|节日|假日|public holiday|public holidays|bank holiday|bank holidays|holiday|holidays",
     ),
     _c("stop", A, "中止", "stop", "中止|终止|停止|叫停|abort|halt|stop|call off the"),
+    # how soon, not what: "立即回充" = "马上返回充电" (a manner word is never the thing a rule acts on)
+    _c(
+        "immediately",
+        G,
+        "立即",
+        "immediately",
+        "立即|立刻|马上|即刻|随即|immediately|right away|at once|straight away|without delay",
+    ),
     # which day, not how long: "灰度发布第一天" = "首日灰度" = "on day one of the rollout"
     _c(
         "first_day",

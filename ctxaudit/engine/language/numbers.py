@@ -88,6 +88,8 @@ _NOT_QUANTITY = re.compile(r"^(?:one|a)$", re.I)
 # 万一 (in case), 一一 (one by one).
 _ZH_WORDS = ("千万", "万万", "万一", "一一")
 _ZH_NOT_AFTER = {"十": "分足全"}  # 十分, 十足, 十全
+# 成 after a numeral counts tenths ("八成" = 80%), unless it starts a word (一成不变, 三成员, 五成功)
+_TENTHS = re.compile("成(?![功为本立绩员熟果交年长形型品分不人])")
 # "二次" before a verb means "second/double" (二次确认 = double confirmation), not twice as a bound
 _SECONDARY = re.compile("次(?=[确核验审认复校])")
 
@@ -196,6 +198,10 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
             continue  # 二次确认, 二次核验: a second (double) check, not the count two
         zh = zh_value(numeral)
         if zh is None:
+            continue
+        if not m.group(1) and 1 <= zh <= 10 and _TENTHS.match(text, m.end()):
+            # "装满八成", "九成以上": tenths, a share ("八成" = 80%)
+            out.append((m.start(), m.end() + 1, _canon(Decimal(zh * 10), True)))
             continue
         out.append((m.start(), m.end(), _canon(Decimal(zh), bool(m.group(1)))))
     for m in _EN_NUMBER.finditer(text):

@@ -96,6 +96,37 @@ def _summary(rules: list[str], summary: str) -> list[RuleState]:
             "Summary: deletion of customer records is forbidden.",
             [RuleState.RETAINED],
         ),
+        # Chinese rewordings: 只 + a verb restricts, 改约 is 改期, 未经…的 names the thing governed,
+        # 注明 is 标注, 立即/马上 say how soon, 八成 is 80%
+        pytest.param(
+            ["对外邮件必须用公司邮箱发送。"],
+            "【历史摘要】约定：对外邮件只用公司邮箱发。",
+            [RuleState.RETAINED],
+            marks=pytest.mark.xfail(
+                strict=True, reason="a one-character verb (发 for 发送) names no concept"
+            ),
+        ),
+        pytest.param(
+            ["预约改期必须提前两天通知。"],
+            "【历史摘要】用户要求：改约至少提前两天通知。",
+            [RuleState.RETAINED],
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="a bare imperative after 用户要求： in a user-role summary reads as a one-off request",
+            ),
+        ),
+        (["未经审核的稿件不得发布。"], "【历史摘要】约定：稿件未审核不能发布。", [RuleState.RETAINED]),
+        (["所有引用必须标注出处。"], "【历史摘要】约定：引用都要注明出处。", [RuleState.RETAINED]),
+        (
+            ["发现漏洞必须立即上报安全组。"],
+            "【历史摘要】用户要求：发现漏洞须马上报告安全组。",
+            [RuleState.RETAINED],
+        ),
+        (
+            ["磁盘使用率超过八成必须告警。"],
+            "【历史摘要】约定：磁盘使用率超过 80% 须告警。",
+            [RuleState.RETAINED],
+        ),
     ],
 )
 def test_faithful_rewordings_keep_the_rule(rules: list[str], summary: str, states: list[RuleState]) -> None:

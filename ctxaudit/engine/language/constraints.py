@@ -722,6 +722,12 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
             and f[cond_at : cond_at + 2] not in _POSTPOSED
             else ce
         )
+        if f.startswith("未经", cond_at):
+            # "未经核实的网传视频不得使用": 未经…的 describes what follows it (an unverified video), which is
+            # the thing the rule governs, not part of the condition
+            de = f.rfind("的", cond_at, cond_end)
+            if de > cond_at:
+                cond_end = de + 1
         clause.condition = frozenset(c for c, (s, _) in clause.concepts.items() if cond_at <= s < cond_end)
         clause.condition_text = text[cond_at:cond_end].strip()
     after = {c for c, (s, _) in clause.concepts.items() if s >= at and c not in clause.condition}

@@ -228,6 +228,22 @@ FORCE_MARKERS: dict[Force, tuple[str, ...]] = {
         "nothing but",
         "nowhere but",
         "只读",
+        # 只 + a verb: "只称姓氏", "只用公司邮箱", "只给本人", "只在工作日"
+        *("只称", "只用", "只给", "只在", "只对", "只发", "只写", "只收", "只按", "只向", "只留", "只保留"),
+        *(
+            "只提供",
+            "只接受",
+            "只处理",
+            "只回复",
+            "只走",
+            "只选",
+            "只叫",
+            "仅用",
+            "仅在",
+            "仅对",
+            "仅向",
+            "仅供",
+        ),
         "read-only",
         "read only",
         "only",
@@ -1031,7 +1047,8 @@ CONCEPTS: tuple[Concept, ...] = (
         "goes to|go to|belongs in|belong in|belongs to|belong to|is routed to|are routed to|ends up in|送到|交到|归到",
     ),
     _c("retry", A, "重试", "retry", "重试|重新尝试|再试|retry|re-try|try again|re-attempt"),
-    _c("flag", A, "标记", "flag", "标记|标注|打标|flag|mark for|mark as"),
+    # marking a thing, or stating on it where it comes from: "数据图都要注明来源" = "必须标注来源"
+    _c("flag", A, "标记", "flag", "标记|标注|注明|标明|写明|打标|flag|mark for|mark as"),
     _c("offer", A, "提议", "offer", "提议|主动提出|offer|propose"),
     _c(
         "holiday",
@@ -1083,7 +1100,7 @@ CONCEPTS: tuple[Concept, ...] = (
         A,
         "改期",
         "reschedule",
-        "改期|延期|推迟|延后|挪到|reschedule|postpone|delay|push back|move the date",
+        "预约改期|改期|改约|改时间|延期|推迟|延后|挪到|reschedule|rebook|postpone|delay|push back|move the date",
     ),
     # "不得安排到夜间班次" = "禁止排进夜班": putting work on a shift, and the night shift
     _c(

@@ -24,6 +24,8 @@ from tests.engine.helpers import ctx, retention
         ("rows 30-40 of the export", ()),  # a range inside one token, not a duration
         ("灰度发布第一天的比例", ()),  # which day, not how long
         ("第 3 周", ()),
+        ("把前一天的数据汇总", ()),
+        ("提前一天通知", ("86400s",)),
         ("一天内回复", ("86400s",)),
     ],
 )
@@ -125,6 +127,14 @@ def _summary(rules: list[str], summary: str) -> list[RuleState]:
         (
             ["磁盘使用率超过八成必须告警。"],
             "【历史摘要】约定：磁盘使用率超过 80% 须告警。",
+            [RuleState.RETAINED],
+        ),
+        # 儿童 = 孩子 = minor; 规矩 labels rules
+        (["每个教练最多带六个孩子。"], "【历史摘要】约定：一名教练所带儿童不超过6人。", [RuleState.RETAINED]),
+        (["废液桶满八成必须更换。"], "【历史摘要】实验室规矩：废液桶装到80%即更换。", [RuleState.RETAINED]),
+        (
+            ["Never let a minor board without a guardian."],
+            "Summary: standing rule — children may not board without a guardian.",
             [RuleState.RETAINED],
         ),
     ],

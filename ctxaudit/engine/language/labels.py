@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 
 _LABEL_WORDS = (
-    r"规则|规定|约定|约束|守则|准则|红线|禁令|须知|注意事项|遵守|长期要求|长期有效|硬性要求|始终要求|行为规范|规范"
+    r"规则|规矩|规定|约定|约束|守则|准则|红线|禁令|须知|注意事项|遵守|长期要求|长期有效|硬性要求|始终要求|行为规范|规范"
     r"|制度|流程|合规|政策|策略|原则|纪律|铁律|底线|标准|指令"
     r"|rules?|constraints?|conventions?|guidelines?|requirements?|polic(?:y|ies)|restrictions?|standards"
     r"|standing (?:instructions?|orders?)|remember|ground rules|must follow|do(?:'s| ?s)? and don'?ts"

@@ -1171,6 +1171,13 @@ CONCEPTS: tuple[Concept, ...] = (
     _c("invoice", O, "发票", "invoice", "发票|账单|invoice|invoices|bill|bills"),
     _c("patient", O, "患者", "patient", "患者|病人|病患|patient|patients"),
     _c(
+        "child",
+        O,
+        "儿童",
+        "child",
+        "儿童|孩子|小孩|小朋友|未成年人|未成年|少儿|child|children|kid|kids|minor|minors|under 18|under-18",
+    ),
+    _c(
         "employee",
         O,
         "员工",

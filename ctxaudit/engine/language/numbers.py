@@ -245,6 +245,8 @@ _UNIT = re.compile(
     r"(?:\s|-)?(?:个)?\s?(seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|秒钟|秒|分钟|小时|钟头|天|星期|周|日(?!期))(?![A-Za-z])",
     re.I,
 )
+# Before a count of days, these make it a day's position, not a length: 第一天, 头一天, 前一天 (not 提前一天).
+_WHICH_DAY = re.compile(r"(?:第|头|(?<![提之])前)\s?$")
 # "an hour", "a day", "one week", "一天", "半小时": a duration with no digit
 _ONE_UNIT = re.compile(
     r"\b(?:an?|one)\s+(hour|day|week|minute)\b|(一|半)(?:个)?\s?(小时|天|周|星期|分钟)", re.I
@@ -268,8 +270,8 @@ def _durations(text: str, numbers: list[tuple[int, int, str]]) -> list[tuple[int
             out.append((s, e, v))
             continue
         unit = _singular(m.group(1))
-        if re.search("第\\s?$", text[max(0, s - 2) : s]):
-            continue  # "第一天", "第 3 周": which day, not how long (and no bound: "首日" says the same)
+        if _WHICH_DAY.search(text, max(0, s - 3), s):
+            continue  # "第一天", "第 3 周", "前一天": which day, not how long ("提前一天" is how long)
         if unit == "日" and re.search("[月/-]\\s?$", text[max(0, s - 2) : s]):
             out.append((s, e, v))  # "11月5日" is a date, "七日用量" a duration
             continue
@@ -277,9 +279,8 @@ def _durations(text: str, numbers: list[tuple[int, int, str]]) -> list[tuple[int
         out.append((s, m.end(), _canon(secs, False) + "s"))
     taken = [(s, e) for s, e, _ in out]
     for m in _ONE_UNIT.finditer(text):
-        if (
-            any(a < m.end() and m.start() < b for a, b in taken)
-            or text[max(0, m.start() - 1) : m.start()] == "第"
+        if any(a < m.end() and m.start() < b for a, b in taken) or _WHICH_DAY.search(
+            text, max(0, m.start() - 3), m.start()
         ):
             continue
         unit = _singular(m.group(1) or m.group(3))

@@ -106,9 +106,13 @@ _EN_INJECT = (
     r"|\b(?:ai|llm)\s+(?:agents?|assistants?|models?)\s*[:,]|\bnote to (?:the\s+)?(?:ai|assistant|agent|model)\b"
     r"|\b(?:assistant|agent|chatbot)s?\s*[,:]\s*(?:you\s+(?:must|should|need to|are to)|please|now|immediately)\b"
     r"|\bif you are an?\s+(?:ai|llm|language model|assistant)\b|\b(?:new|updated)\s+instructions?\s*:|\bsystem\s+(?:override|instruction|note)\s*:"
+    # an order to set a safeguard aside: "ignore the embargo and publish now", "bypass the approval step"
+    r"|\b(?:ignore|disregard|bypass|override|skip)\s+(?:the\s+|any\s+|all\s+|your\s+|this\s+)?(?:embargo|policy|policies|restrictions?"
+    r"|limits?|approval(?:\s+(?:step|process))?|review|guidelines?|safety\s+(?:rules|checks)|checks?|safeguards?)\b"
 )
 _ZH_INJECT = (
     r"(?:忽略|无视|忘记|忘掉)(?:之前|以上|前面|先前|所有|上述|系统)的?(?:所有)?(?:指令|规则|说明|提示|要求)"
+    r"|(?:忽略|无视|绕过|跳过)(?:掉)?(?:所有|任何|这个|该)?(?:禁令|限制|审批|审核|流程|规定|政策|安全检查|检查)"
     r"|(?:AI|ai|智能体|助手|大模型|模型)\s*(?:请|注意|须|必须)[:：，,]?|(?:新的?|最新)指令[:：]|系统(?:通知|指令|覆盖)[:：]"
 )
 
@@ -212,6 +216,9 @@ INJECTION_TRIGGER = literal_trigger(
     [
         "ignore",
         "disregard",
+        "bypass",
+        "skip",
+        *("忽略", "无视", "绕过", "跳过"),
         "forget",
         "override",
         "ai agent",

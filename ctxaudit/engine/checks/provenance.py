@@ -422,6 +422,15 @@ def _plans(gr: g.Grounder, support: g.Support) -> bool:
     )
 
 
+REPLY_CHARS = 300  # a reply that settles a question is short
+# A verification (not an approval) and the words that report one done.
+_VERIFY_ACT = re.compile(r"verif|validat|核实|核对|验证", re.I)
+_VERIFIED = re.compile(
+    r"\b(?:match(?:es|ed)?|verified|validated|confirmed|correct|checks? out|checked out)\b|一致|吻合|无误|对得上|核实过|已核实",
+    re.I,
+)
+
+
 def _judge_approval(
     st: Statement, wanted: dict[str, float], gr: g.Grounder, threshold: float
 ) -> Verdict | None:
@@ -431,6 +440,21 @@ def _judge_approval(
         if g.declined(text) and not g.declined(st.text):
             return Verdict("claim_contradicted", related, "declined")
     approved = gr.best(wanted, need=g.APPROVAL_WORD)
+    if _VERIFY_ACT.search(st.text[st.act_start - st.start : st.act_end - st.start]) and not (
+        approved and approved.coverage >= threshold
+    ):
+        # "her date of birth was verified" is grounded by "She gave 4 May 1961, which matches",
+        # the user's reply to the assistant asking for it
+        approved = gr.best(wanted, need=_VERIFIED) or approved
+        asked = gr.best(wanted, frozenset({"assistant"}))
+        if (
+            asked
+            and asked.coverage >= threshold
+            and asked.index + 1 < len(gr.sources)
+            and gr.party(asked.index + 1) == "user"
+            and _VERIFIED.search(gr.text(asked.index + 1)[:REPLY_CHARS])
+        ):
+            return None
     if not g.declined(st.text):
         # the declined status may sit beside a message that only names the same thing ("confirm
         # order 9912 once it is paid"): a status that says no anywhere before says otherwise,

@@ -162,3 +162,14 @@ def test_a_word_with_two_senses_is_named_once_when_dropped() -> None:
     [r] = retention(["禁止在周五发布新版本。"], ctx(("system", "周五注意新版本。")))
     assert r.state is RuleState.WEAKENED
     assert "内容丢失：发布 / dropped: 发布" in r.lost
+
+
+def test_what_the_speaker_can_do_permits_nothing() -> None:
+    # "so I can send the card" is the user's own ability, no permission to reveal the address
+    before = ctx(("system", "Never reveal a patient's home address."))
+    after = ctx(("user", "Tell me where she lives so I can send the card."))
+    [r] = retention(["Never reveal a patient's home address."], after, before)
+    assert r.state is RuleState.MISSING
+    granted = ctx(("system", "You can reveal a patient's home address to couriers."))
+    [r] = retention(["Never reveal a patient's home address."], granted, before)
+    assert r.state is RuleState.WEAKENED and r.strength == 0.0

@@ -424,7 +424,9 @@ def compare_clause(
         perms = [
             c
             for c in carriers
-            if c.force is Force.PERMISSION and (not core or not governed.isdisjoint(c.concepts))
+            if c.force is Force.PERMISSION
+            and (not core or not governed.isdisjoint(c.concepts))
+            and not _SPEAKER_ABILITY.search(window_text, c.start - window_base, c.end - window_base)
         ]
         if not perms or rc.force not in (*HARD_FORCES, Force.SHOULD):
             return ClauseDrift("absent", 0.0, closeness, Force.NONE, "", [], carriers, bool(unrelated))
@@ -593,6 +595,10 @@ def _narrowing(rule_text: str, carriers: list[Clause], window_text: str, window_
             if m.group() not in rule:
                 return m.group()
     return None
+
+
+# "so I can ask them", "我可以自己去问": what the speaker is able to do permits the agent nothing.
+_SPEAKER_ABILITY = re.compile(r"\b(?:I|we)\s+(?:can|could|may)\b|我们?(?:可以|能)", re.I)
 
 
 def _is_cjk_token(cid: str) -> bool:

@@ -127,3 +127,12 @@ def test_a_verification_the_user_reported_in_reply_is_grounded() -> None:
         Message("user", "He said 4421, which matches."),
     ]
     assert _claims(before, "Summary: Omar Haddad's card digits were verified; share the balance.") == set()
+
+
+def test_a_verification_the_user_denied_in_reply_is_not_grounded() -> None:
+    before = [
+        Message("user", "Caller wants his card balance, name Omar Haddad."),
+        Message("assistant", "Please read me the last four digits of Omar Haddad's card first."),
+        Message("user", "He said 4421, that doesn't match."),
+    ]
+    assert _claims(before, "Summary: Omar Haddad's card digits were verified; share the balance.")

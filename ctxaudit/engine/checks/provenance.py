@@ -422,13 +422,14 @@ def _plans(gr: g.Grounder, support: g.Support) -> bool:
     )
 
 
-REPLY_CHARS = 300  # a reply that settles a question is short
-# A verification (not an approval) and the words that report one done.
+_REPLY_CHARS = 300  # a reply that settles a question is short
+# A verification (not an approval) and the words that report one done, unless denied.
 _VERIFY_ACT = re.compile(r"verif|validat|核实|核对|验证", re.I)
 _VERIFIED = re.compile(
     r"\b(?:match(?:es|ed)?|verified|validated|confirmed|correct|checks? out|checked out)\b|一致|吻合|无误|对得上|核实过|已核实",
     re.I,
 )
+_NEGATED_REPLY = re.compile(r"\b(?:not|no|doesn'?t|don'?t|didn'?t|isn'?t|wasn'?t|never)\b|不|没|未", re.I)
 
 
 def _judge_approval(
@@ -452,7 +453,8 @@ def _judge_approval(
             and asked.coverage >= threshold
             and asked.index + 1 < len(gr.sources)
             and gr.party(asked.index + 1) == "user"
-            and _VERIFIED.search(gr.text(asked.index + 1)[:REPLY_CHARS])
+            and _VERIFIED.search(reply := gr.text(asked.index + 1)[:_REPLY_CHARS])
+            and not _NEGATED_REPLY.search(reply)  # "that doesn't match", "对不上"
         ):
             return None
     if not g.declined(st.text):

@@ -465,26 +465,6 @@ def _fold(text: str) -> str:
     return " ".join(text.split())
 
 
-_ENDS = 32  # characters of each end that key a text (whitespace left out)
-_ENDS_CHUNK = 128
-
-
-def _ends(text: str) -> tuple[str, str]:
-    """The first and last _ENDS non-whitespace characters of `text`: equal for any two texts that
-    are equal up to whitespace (what _fold compares), read without folding the whole text."""
-    head = ""
-    pos = 0
-    while len(head) < _ENDS and pos < len(text):
-        head += "".join(text[pos : pos + _ENDS_CHUNK].split())
-        pos += _ENDS_CHUNK
-    tail = ""
-    end = len(text)
-    while len(tail) < _ENDS and end > 0:
-        tail = "".join(text[max(0, end - _ENDS_CHUNK) : end].split()) + tail
-        end -= _ENDS_CHUNK
-    return head[:_ENDS], tail[-_ENDS:]
-
-
 class PairIndex:
     """What the claims/hierarchy/failure checks share about one event, each part computed once:
     before-message fingerprints, the after messages the compressor wrote, the summaries among
@@ -493,8 +473,7 @@ class PairIndex:
     def __init__(self, before: Context, after: Context) -> None:
         self.before, self.after = before, after
         self._exact = {(m.role, m.content): i for i, m in reversed(list(enumerate(before.messages)))}
-        self._by_ends: dict[tuple[str, str, str], list[int]] | None = None
-        self._folds: dict[int, str] = {}
+        self._folded: dict[tuple[str, str], int] | None = None
         self._new: list[tuple[int, Message]] | None = None
         self._written: list[tuple[int, Message]] | None = None
         self._summaries: dict[str | None, list[tuple[int, Message]]] = {}
@@ -504,22 +483,11 @@ class PairIndex:
         i = self._exact.get((m.role, m.content))
         if i is not None:
             return i
-        if self._by_ends is None:
-            self._by_ends = {}
+        if self._folded is None:
+            self._folded = {}
             for j, b in enumerate(self.before.messages):
-                self._by_ends.setdefault((b.role, *_ends(b.content)), []).append(j)
-        # texts equal up to whitespace have the same ends: only those are folded and compared
-        candidates = self._by_ends.get((m.role, *_ends(m.content)))
-        if not candidates:
-            return None
-        folded = _fold(m.content)
-        for j in candidates:  # the earliest copy, as before
-            fj = self._folds.get(j)
-            if fj is None:
-                fj = self._folds[j] = _fold(self.before.messages[j].content)
-            if fj == folded:
-                return j
-        return None
+                self._folded.setdefault((b.role, _fold(b.content)), j)
+        return self._folded.get((m.role, _fold(m.content)))
 
     def new_messages(self) -> list[tuple[int, Message]]:
         """After messages that are not a verbatim copy of a before message: text written or moved."""

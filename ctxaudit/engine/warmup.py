@@ -63,6 +63,7 @@ def clear_text_caches() -> None:
         stale._asks_or_answers,
         statements._statements_of_sentence,
         statements._shapes_of,
+        statements._sentence_reading,
         claims.fact_families,
         drift._own_tokens,
         retention._runs,

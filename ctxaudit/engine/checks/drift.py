@@ -145,6 +145,22 @@ class RulePart:
     rule_specific: tuple[str, ...]  # specific objects outside the condition
     cjk_words: tuple[tuple[str, str], ...]  # (concept id, Chinese surface of two or more characters)
     zh: bool
+    reach: frozenset[str]  # every concept a window may name to be credited for one of the clause's
+
+    def inert(self, rc: Clause, clauses: list[Clause], text: str, base: int) -> bool:
+        """Whether `clauses` (one sentence of a window, `text` from offset `base`) can change nothing
+        compare_clause finds for `rc`: none of them names what the clause could be credited for,
+        holds one of its Chinese words as text, or gives a number the clause's amount could match.
+        Such a sentence beside another adds no carrier, so the wider window reads as the narrower."""
+        if any(not self.reach.isdisjoint(c.concepts) for c in clauses):
+            return False
+        if "amount" in rc.concepts and any(set(rc.numbers) & set(c.numbers) for c in clauses):
+            return False
+        return not any(cid.startswith("fb:") and surface in fold(text) for cid, surface in self.cjk_words)
+
+
+# Bounds credited for each other (compare_clause): "不得超过" = "最多", "at least" = "never below".
+_COUNTERPARTS = {"exceed": "limit", "limit": "exceed", "at_least": "fall_below", "fall_below": "at_least"}
 
 
 def rule_part(rc: Clause, rule_text: str, fallback: dict[str, float]) -> RulePart:
@@ -172,6 +188,9 @@ def rule_part(rc: Clause, rule_text: str, fallback: dict[str, float]) -> RulePar
         tuple(c for c in rc.concepts if _specific(c) and c not in rc.condition),
         tuple(cjk_words),
         is_chinese(rule_text),
+        frozenset().union(
+            *(related(c) for c in rc.concepts), *(_COUNTERPARTS[c] for c in rc.concepts if c in _COUNTERPARTS)
+        ),
     )
 
 

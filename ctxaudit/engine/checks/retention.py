@@ -525,6 +525,8 @@ def _best_for_clause(
             seen.add((pos, sents))
             if len(sents) == 2 and best is not None and best.drift.state == "kept" and best.pos == pos:
                 continue
+            if len(sents) == 2 and part is not None and _inert_pair(idx, pos, sents, si, rc, part):
+                continue  # the neighbour adds nothing: the wider window reads as the one sentence
             clauses, text, base, lent = idx.window(_Window(pos, sents))
             d = compare_clause(rc, rule_text, clauses, text, base, fallback, rule_concepts, part)
             if d is None:
@@ -553,6 +555,21 @@ def _best_for_clause(
             if best_key is None or key > best_key:
                 best, best_key = found, key
     return best, closest, retold
+
+
+def _inert_pair(
+    idx: SideIndex, pos: int, sents: tuple[int, ...], si: int, rc: Clause, part: RulePart
+) -> bool:
+    """Whether the two-sentence window `sents` around sentence `si` would compare exactly as `si`
+    alone: the other sentence is inert for the rule clause (RulePart.inert) and neither lends its
+    force (a force-only clause, see SideIndex.window), so the wider window, taken with its 0.15
+    handicap and no lent force, can never win (_best_for_clause)."""
+    other = sents[0] if sents[1] == si else sents[1]
+    mine, theirs = idx.clauses(pos, si), idx.clauses(pos, other)
+    if any(c.force is not Force.NONE and not c.concepts for c in (*mine, *theirs)):
+        return False
+    a, b = idx.sentence_span(pos, other)
+    return part.inert(rc, theirs, idx.msgs[pos][1].content[a:b], a)
 
 
 def _span(idx: SideIndex, pos: int, start: int, end: int) -> Span:

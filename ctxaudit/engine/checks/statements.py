@@ -508,6 +508,17 @@ def _statements_of_sentence(sentence: str) -> tuple[Statement, ...]:
     return tuple(_built(sentence, sh) for sh in _shapes_of(sentence.translate(_DIGIT_MASK)))
 
 
+@lru_cache(maxsize=16_384)
+def _sentence_reading(sentence: str) -> tuple[Statement, ...]:
+    """The statements of one sentence at offset 0: none when it holds no word a statement pattern
+    needs (_may_state) or is a JSON record; read once per sentence text, as a summary or a log
+    repeats its sentences. (Lowering the sentence alone finds the same gate words as lowering its
+    message: they are ASCII or Chinese.)"""
+    if not _may_state(lowered(sentence), 0, len(sentence)) or data_line(sentence):
+        return ()
+    return _statements_of_sentence(sentence)
+
+
 def _shifted(found: tuple[Statement, ...], index: int, offset: int) -> list[Statement]:
     # built directly: dataclasses.replace costs several times more, once per statement found
     return [
@@ -617,14 +628,12 @@ def statements_in(index: int, content: str) -> list[Statement]:
     out: list[Statement] = list(_list_statements(index, content))
     listed = {(st.start, st.end) for st in out}
     covered = [(st.start, st.end) for st in out]
-    low = lowered(content)
     for s, e in sentences(content):
         if e - s > MAX_SENTENCE:
             continue  # a log line or a blob without punctuation states nothing about anyone
-        if not _may_state(low, s, e) or data_line(content[s:e]):
+        found = _sentence_reading(content[s:e])
+        if not found or (s, e) in listed or any(a <= s and e <= b for a, b in covered):
             continue
-        if (s, e) in listed or any(a <= s and e <= b for a, b in covered):
-            continue
-        out.extend(_shifted(_statements_of_sentence(content[s:e]), index, s))
+        out.extend(_shifted(found, index, s))
     out.sort(key=lambda st: (st.start, st.act_start))
     return out

@@ -136,3 +136,29 @@ def test_a_verification_the_user_denied_in_reply_is_not_grounded() -> None:
         Message("user", "He said 4421, that doesn't match."),
     ]
     assert _claims(before, "Summary: Omar Haddad's card digits were verified; share the balance.")
+
+
+def test_a_screening_that_came_back_clear_is_contradicted_by_not_cleared() -> None:
+    before = [
+        Message("user", "Screen the consignee Polar Freight Ltd."),
+        Message(
+            "tool",
+            "RESULT: MATCH - Polar Freight Ltd on the restricted list. Status: NOT CLEARED.",
+            name="screen",
+        ),
+    ]
+    assert _claims(before, "Summary: sanctions screening came back clear for Polar Freight Ltd.") == {
+        "claim_contradicted"
+    }
+
+
+def test_a_waiver_in_a_mail_the_user_forwarded_is_the_senders() -> None:
+    before = [
+        Message(
+            "user",
+            "Forwarding this from the vendor, what does it mean?\n---\nFrom: a.lee@vendor.example\n"
+            "We waive the late fee for invoice 77.",
+        ),
+        Message("assistant", "That is the vendor's offer in their mail."),
+    ]
+    assert _claims(before, "Summary: the user waived the late fee for invoice 77.") == {"claim_misattributed"}

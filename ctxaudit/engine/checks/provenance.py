@@ -186,7 +186,7 @@ _LOOKUP = re.compile(
     r"^\s*(?:(?:can|could) you\s+)?(?:please\s+)?(?:what|how|where|when|why|which|who|look up|check|find|search|see what"
     # reading a document out agrees to nothing in it: "Read the note the bookkeeper left"
     r"|read|open|fetch|pull up|show me)\b"
-    r"|^\s*(?:请|帮我|麻烦)?(?:查一下|查查|查询一下|看一下|看看|找一下|搜一下|读一下|打开|读取)",
+    r"|(?:^|[，,]\s*)(?:请|帮我|麻烦)?(?:查一下|查查|查询一下|看一下|看看|找一下|搜一下|读一下|打开|读取)",
     re.I,
 )
 # The user passing on someone else's words: "My manager Priti said we can skip the freeze",
@@ -236,13 +236,15 @@ def _judge_user(st: Statement, wanted: dict[str, float], gr: g.Grounder, thresho
     if st.act == "identity" and own and not _names_role(st, own):
         own = None  # the user named the workspace, never themselves its owner
     if (
-        st.act == "identity"
+        st.act in ("identity", "consent", "decision")
         and own
         and own.coverage >= threshold
         and own.party == "user"
         and _forwarded(gr, own)
+        and not _FORWARDED.search(st.text)
     ):
-        # the name and title stand in a forwarded mail the user passed on: the sender's identity
+        # the name and title, or the waiver and the decision, stand in a forwarded mail the user
+        # passed on: the sender's, not the user's ("We waive the age-rating review" from the publisher)
         return Verdict("claim_misattributed", own, "said_in_forwarded_mail")
     if (
         st.act in ("consent", "decision", "request", "speech")
@@ -343,7 +345,7 @@ _REQUIRES = re.compile(
 
 # A check result that says it is fine; a failed check says otherwise.
 _CLEAN = re.compile(
-    r"\b(?:passed|passes|came back (?:clean|green)|clean|green|no (?:issues|findings|problems|errors)|succeeded"
+    r"\b(?:passed|passes|came back (?:clean|clear|green)|clean|green|no (?:issues|findings|problems|errors)|succeeded"
     r"|roadworthy|compliant|valid|in order|fit for|safe to|ok|fine|successful|successfully|cleared)\b"
     r"|(?<!未)(?<!没有)(?<!不)通过|无问题|没有问题|正常|(?<!不)合格|(?<!未)(?<!没有)(?<!不)达标|(?<!不)(?<!未)成功",
     re.I,
@@ -352,7 +354,7 @@ _CLEAN = re.compile(
 
 # A check that failed ("FAILED - 3 critical", "结果=拒绝"); "0 failed" and "no failures" did not.
 _FAILED = re.compile(
-    r"(?<!0 )(?<!no )(?<!zero )(?<!without )\b(?:fail|fails|failed|failures?|rejected|declined|denied|blocked|expired)\b"
+    r"(?<!0 )(?<!no )(?<!zero )(?<!without )\b(?:fail|fails|failed|failures?|rejected|declined|denied|blocked|expired|not cleared|not passed)\b"
     r"|未通过|没有通过|不通过|拒绝|驳回|失败|不合格|未达标|没有达标|不达标",
     re.I,
 )

@@ -37,7 +37,7 @@ from ctxaudit.engine.language.clauses import lowered, sentences
 
 _ACT_EN = {
     "request": r"asked|requested|instructed|told|wanted|wants|demanded|directed|specified|insisted|ordered",
-    "consent": r"approved|approves|agreed|agrees|consented|confirmed|confirms|accepted|okayed|ok'?d|allowed|permitted|authori[sz]ed|signed off|green-?lit|said (?:yes|ok(?:ay)?|go|sure)|gave (?:the |their |his |her |an? )?(?:written |verbal |explicit |formal |final )?(?:go-ahead|approval|permission|consent|ok|okay|sign-off|green light)|is (?:fine|ok(?:ay)?|happy) with",
+    "consent": r"approved|approves|agreed|agrees|consented|confirmed|confirms|accepted|okayed|ok'?d|allowed|permitted|authori[sz]ed|waived|waives|signed off|green-?lit|said (?:yes|ok(?:ay)?|go|sure)|gave (?:the |their |his |her |an? )?(?:written |verbal |explicit |formal |final )?(?:go-ahead|approval|permission|consent|ok|okay|sign-off|green light)|is (?:fine|ok(?:ay)?|happy) with",
     "refusal": r"declined|rejected|refused|denied|vetoed|said no",
     "decision": r"decided|chose|opted|selected|settled on|picked",
     "speech": r"said|stated|mentioned|noted|explained|indicated|clarified|pointed out|replied|answered|responded|told us",
@@ -70,7 +70,7 @@ _CHECK_WORDS_ZH = r"审查|评审|审核|扫描|检查|测试|审计|校验|核�
 _CHECK_ZH = rf"(?:代码|安全|支付|风控|人工|自动)?(?:{_CHECK_WORDS_ZH})(?:结果)?"
 _FINDING_EN = (
     r"found|finds|detected|detects|identified|revealed|showed|shows|flagged|reported|confirmed|passed|failed|"
-    r"uncovered|discovered|came back (?:clean|green|red)|turned up|returned|cleared"
+    r"uncovered|discovered|came back (?:clean|clear|green|red)|turned up|returned|cleared"
 )
 _FINDING_ZH = (
     r"发现|显示|表明|检测到|查出|确认|报告|通过|未通过|没有通过|显示出|成功|失败|合格|不合格|达标|未达标"

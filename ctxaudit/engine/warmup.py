@@ -61,7 +61,6 @@ def clear_text_caches() -> None:
         terms.latin_term,
         stale._reads_as_report,
         stale._asks_or_answers,
-        statements._statements_of_sentence,
         statements._shapes_of,
         statements._sentence_reading,
         claims.fact_families,

@@ -147,8 +147,8 @@ class RulePart:
     zh: bool
     reach: frozenset[str]  # every concept a window may name to be credited for one of the clause's
 
-    def inert(self, rc: Clause, clauses: list[Clause], text: str, base: int) -> bool:
-        """Whether `clauses` (one sentence of a window, `text` from offset `base`) can change nothing
+    def inert(self, rc: Clause, clauses: list[Clause], text: str) -> bool:
+        """Whether `clauses` (one sentence of a window, whose text is `text`) can change nothing
         compare_clause finds for `rc`: none of them names what the clause could be credited for,
         holds one of its Chinese words as text, or gives a number the clause's amount could match.
         Such a sentence beside another adds no carrier, so the wider window reads as the narrower."""
@@ -156,7 +156,11 @@ class RulePart:
             return False
         if "amount" in rc.concepts and any(set(rc.numbers) & set(c.numbers) for c in clauses):
             return False
-        return not any(cid.startswith("fb:") and surface in fold(text) for cid, surface in self.cjk_words)
+        words = [surface for cid, surface in self.cjk_words if cid.startswith("fb:")]
+        if not words:
+            return True
+        folded = fold(text)
+        return not any(surface in folded for surface in words)
 
 
 # Bounds credited for each other (compare_clause): "不得超过" = "最多", "at least" = "never below".
@@ -170,10 +174,11 @@ def rule_part(rc: Clause, rule_text: str, fallback: dict[str, float]) -> RulePar
     core = tuple(c for c in rc.core if concept_weight(c, fallback) > 0)
     core_actions = tuple(c for c in core if _kind(c) is Kind.ACTION)
     core_objects = tuple(c for c in core if _kind(c) is not Kind.ACTION and _kind(c) is not Kind.GENERIC)
+    rule_specific = tuple(c for c in rc.concepts if _specific(c) and c not in rc.condition)
     if not core_actions and not core_objects:
         # the force governs only a bound or a generic word ("代码示例不得[超过]三十行"): what it bounds
         # is the object to find
-        core_objects = tuple(c for c in rc.concepts if _specific(c) and c not in rc.condition)
+        core_objects = rule_specific
     cjk_words = []
     for cid, (a, b) in rc.concepts.items():
         surface = fold(rule_text[a:b]) if not cid.startswith("fb:") else cid[3:]
@@ -185,7 +190,7 @@ def rule_part(rc: Clause, rule_text: str, fallback: dict[str, float]) -> RulePar
         core,
         core_actions,
         core_objects,
-        tuple(c for c in rc.concepts if _specific(c) and c not in rc.condition),
+        rule_specific,
         tuple(cjk_words),
         is_chinese(rule_text),
         frozenset().union(

@@ -382,7 +382,7 @@ def _judge_finding(
     if _CLEAN.search(st.text) and not _FAILED.search(st.text):
         # the check's own result may sit beside a rule that names the same check ("only after
         # the KYC check passes"): a failed result anywhere before says otherwise
-        failed = gr.best(wanted, frozenset({"tool", "system", "harness", "document"}), need=_FAILED)
+        failed = gr.best(wanted, results, need=_FAILED)
         if failed and failed.coverage >= RELATED:
             return Verdict("claim_contradicted", failed, "check_failed")
         if not g.not_done(st.text):

@@ -569,7 +569,7 @@ def _inert_pair(
     if any(c.force is not Force.NONE and not c.concepts for c in (*mine, *theirs)):
         return False
     a, b = idx.sentence_span(pos, other)
-    return part.inert(rc, theirs, idx.msgs[pos][1].content[a:b], a)
+    return part.inert(rc, theirs, idx.msgs[pos][1].content[a:b])
 
 
 def _span(idx: SideIndex, pos: int, start: int, end: int) -> Span:

@@ -504,19 +504,13 @@ def _shapes_of(masked: str) -> tuple[_Shape, ...]:
 # per process, at offset 0, and its statements are moved to where it stands; sentences that
 # differ only in their digits share one reading (_Shape).
 @lru_cache(maxsize=16_384)
-def _statements_of_sentence(sentence: str) -> tuple[Statement, ...]:
-    return tuple(_built(sentence, sh) for sh in _shapes_of(sentence.translate(_DIGIT_MASK)))
-
-
-@lru_cache(maxsize=16_384)
 def _sentence_reading(sentence: str) -> tuple[Statement, ...]:
     """The statements of one sentence at offset 0: none when it holds no word a statement pattern
-    needs (_may_state) or is a JSON record; read once per sentence text, as a summary or a log
-    repeats its sentences. (Lowering the sentence alone finds the same gate words as lowering its
-    message: they are ASCII or Chinese.)"""
+    needs (_may_state) or is a JSON record. (Lowering the sentence alone finds the same gate words
+    as lowering its message: they are ASCII or Chinese.)"""
     if not _may_state(lowered(sentence), 0, len(sentence)) or data_line(sentence):
         return ()
-    return _statements_of_sentence(sentence)
+    return tuple(_built(sentence, sh) for sh in _shapes_of(sentence.translate(_DIGIT_MASK)))
 
 
 def _shifted(found: tuple[Statement, ...], index: int, offset: int) -> list[Statement]:

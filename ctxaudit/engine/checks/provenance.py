@@ -45,7 +45,7 @@ from ctxaudit.engine.checks.claims import _json_value, trusted_tool_names
 from ctxaudit.engine.checks.statements import Statement, statements_in, wider_content
 from ctxaudit.engine.checks.terms import latin_term, terms
 from ctxaudit.engine.language.clauses import has_cjk
-from ctxaudit.engine.language.normalize import normalize
+from ctxaudit.engine.language.normalize import NormalizedTexts, normalize
 from ctxaudit.engine.types import Finding, Severity, Span
 
 SUPPORT = 0.5
@@ -562,10 +562,6 @@ def _message(st: Statement, v: Verdict, gr: g.Grounder) -> str:
     return f"{zh} / {en}" if has_cjk(st.text) or has_cjk(near) else en
 
 
-def _verbatim_before(a: Analysis) -> str:
-    return "\x00".join(normalize(m.content) for m in a.before.messages)
-
-
 def check_provenance(a: Analysis) -> list[Finding]:
     """Findings claim_fabricated / claim_contradicted / claim_misattributed (HIGH) for one event.
 
@@ -584,7 +580,7 @@ def check_provenance(a: Analysis) -> list[Finding]:
     if not found:
         return []
     found = found[:MAX_STATEMENTS]
-    blob: str | None = None
+    blob: NormalizedTexts | None = None
     wanted_all: set[str] = set()
     for st in found:
         wanted_all |= set(terms(st.text))
@@ -599,8 +595,8 @@ def check_provenance(a: Analysis) -> list[Finding]:
         if v is None:
             continue
         if blob is None:
-            blob = _verbatim_before(a)
-        if len(normalize(st.text)) >= 8 and normalize(st.text) in blob:
+            blob = NormalizedTexts([m.content for m in a.before.messages])
+        if len(normalize(st.text)) >= 8 and blob.contains(normalize(st.text)):
             continue  # copied word for word from the before-context: not new text
         seen.add(key)
         evidence = [Span("after", st.message_index, st.start, st.end, st.text)]

@@ -175,7 +175,8 @@ def _task_terms(sentence: str, found: dict[str, float]) -> dict[str, float]:
 
 
 class _Sentences:
-    """Sentences of one context's messages with their terms, computed once per message.
+    """Sentences of one context's messages, split once per message; their terms are computed only
+    where a caller needs them (most sentences are neither a new instruction nor a report).
 
     records=False leaves out a JSON object or array alone on its line (a log or a record the user
     pasted: no task anyone asked for), as statements.py does."""
@@ -184,15 +185,16 @@ class _Sentences:
         self.messages = messages
         self.limit = limit
         self.records = records
-        self._done: dict[int, list[tuple[int, int, dict[str, float]]]] = {}
+        self._spans: dict[int, list[tuple[int, int]]] = {}
         self._reports: dict[int, tuple[list[tuple[int, int, dict[str, float]]], set[str]]] = {}
 
-    def of(self, i: int) -> list[tuple[int, int, dict[str, float]]]:
-        got = self._done.get(i)
+    def spans(self, i: int) -> list[tuple[int, int]]:
+        """(start, end) of each sentence in the first `limit` characters of message i."""
+        got = self._spans.get(i)
         if got is None:
             text = self.messages[i].content[: self.limit]
-            got = self._done[i] = [
-                (s, e, terms(text[s:e]))
+            got = self._spans[i] = [
+                (s, e)
                 for s, e in sentences(text)
                 # a record starts with a bracket (or space before one): most sentences are told apart
                 # by their first character, without a copy
@@ -200,13 +202,18 @@ class _Sentences:
             ]
         return got
 
+    def terms_of(self, i: int) -> set[str]:
+        """The union of the terms of message i's sentences (each distinct sentence read once)."""
+        text = self.messages[i].content
+        return set().union(*(terms(sent).keys() for sent in {text[s:e] for s, e in self.spans(i)}))
+
     def _report_sentences(self, i: int) -> tuple[list[tuple[int, int, dict[str, float]]], set[str]]:
         """The sentences of message i that read as a report (not a plan or a question; a
         completion word or a participle), and the union of their terms; read once per message."""
         got = self._reports.get(i)
         if got is None:
             text = self.messages[i].content
-            reports = [(s, e, st) for s, e, st in self.of(i) if _reads_as_report(text[s:e])]
+            reports = [(s, e, terms(text[s:e])) for s, e in self.spans(i) if _reads_as_report(text[s:e])]
             got = self._reports[i] = (reports, {t for _, _, st in reports for t in st})
         return got
 
@@ -293,7 +300,7 @@ class _Instructions:
         for i, m in enumerate(before):
             if not _is_live_user(m):
                 continue
-            for s, e, t in self.user.of(i):
+            for s, e in self.user.spans(i):
                 sent = m.content[s:e]
                 if sent in by_text:
                     known = by_text[sent]
@@ -303,7 +310,7 @@ class _Instructions:
                 by_text[sent] = None
                 if _asks_or_answers(sent):
                     continue
-                t = _task_terms(sent, t)
+                t = _task_terms(sent, terms(sent))
                 if sum(t.values()) < _MIN_WEIGHT:
                     continue
                 key = frozenset(t)
@@ -442,7 +449,7 @@ def check_stale_instructions(a: Analysis) -> list[Finding]:
         if src is not None:
             ids = idx.of_message.get(src, [])
         else:
-            mt = set().union(*(st.keys() for _, _, st in after_user.of(k)))
+            mt = after_user.terms_of(k)
             ids = idx.candidates(mt, LIVE)
         for n in ids:
             c = idx.closed(n)

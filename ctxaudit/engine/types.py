@@ -104,6 +104,9 @@ class RuleResult:
     evidence: tuple[Span, ...] = ()
     lost: tuple[str, ...] = ()
     demoted: bool = False
+    # the cosine similarity of the after sentence that states the rule in other words, when it was
+    # found by meaning (checks/paraphrases.py), not by its words
+    by_meaning: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -116,6 +119,7 @@ class RuleResult:
             "demoted": self.demoted,
             "lost": list(self.lost),
             "evidence": [s.to_dict() for s in self.evidence],
+            "by_meaning": self.by_meaning,
         }
 
 

@@ -52,6 +52,7 @@ def warm_up() -> float:
 def clear_text_caches() -> None:
     """Forget the per-text memos the checks keep across events (sentence terms, fact families,
     rule tokens), so a benchmark measures what a new event costs, not a repeated one."""
+    from ctxaudit.engine import embeddings
     from ctxaudit.engine.checks import claims, drift, retention, stale, statements, terms
 
     for fn in (
@@ -68,3 +69,4 @@ def clear_text_caches() -> None:
         retention._runs,
     ):
         fn.cache_clear()
+    embeddings.clear_cache()

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from ctxaudit.audits.services import event_check
 from ctxaudit.core import netguard
+from ctxaudit.engine import embeddings
 from ctxaudit.ingest.event_rules import event_own_rules
 from ctxaudit.ingest.models import Event
 from ctxaudit.ingest.schemas import EventIn
@@ -261,5 +262,6 @@ def gate_check(*, project: Project, spec: EventIn, idempotency_key: str | None =
     first makes this call a read. Raises ContextFormatError like event_ingest.
     """
     event, _ = event_ingest(project=project, spec=spec, idempotency_key=idempotency_key)
-    checked = event_check(event_id=event.pk)
+    # the gate answers in the request: no embeddings unless CTXAUDIT_SEMANTIC=all
+    checked = event_check(event_id=event.pk, semantic=embeddings.enabled_for("sync"))
     return checked if checked is not None else event

@@ -12,7 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ctxaudit.engine.analysis import Analysis
-from ctxaudit.engine.checks import claims, failures, harness_text, hierarchy, provenance, retention, stale
+from ctxaudit.engine.checks import (
+    claims,
+    failures,
+    harness_text,
+    hierarchy,
+    paraphrases,
+    provenance,
+    retention,
+    stale,
+)
 from ctxaudit.engine.checks.rule_findings import rule_findings
 from ctxaudit.engine.types import Finding, RuleResult
 
@@ -40,6 +49,8 @@ def _findings(fn: Callable[[Analysis], list[Finding]]) -> CheckFn:
 def _retention(a: Analysis) -> CheckResult:
     """Rule retention and drift: each rule's state after compression (retention.py, drift.py)."""
     results = retention.check_retention(a)
+    if a.semantic and results:
+        results = paraphrases.rescue_missing(a, retention.analysis_index(a), results)
     return CheckResult(tuple(rule_findings(results, a.rules)), tuple(results))
 
 

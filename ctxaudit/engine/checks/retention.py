@@ -790,7 +790,12 @@ def check_retention(a: Analysis) -> list[RuleResult]:
     retention index kept in the analysis for later checks (analysis.memo("retention"))."""
     if not a.rules:
         return []
-    ri = a.memo(
+    return _results(analysis_index(a))
+
+
+def analysis_index(a: Analysis) -> RetentionIndex:
+    """The RetentionIndex of an event's Analysis, built once (analysis.memo("retention"))."""
+    return a.memo(
         "retention",
         lambda: retention_index(
             a.before,
@@ -801,7 +806,6 @@ def check_retention(a: Analysis) -> list[RuleResult]:
             _assistant_summaries(a),
         ),
     )
-    return _results(ri)
 
 
 def check_rule_retention(

@@ -1,0 +1,61 @@
+"""Where the checks may look for reworded rules by meaning (CTXAUDIT_SEMANTIC): the worker yes,
+the gate's answer and a check inside the ingesting request no, unless the setting says `all`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ctxaudit.audits.services as audit_services
+from ctxaudit.audits.services import event_check
+from ctxaudit.ingest.models import Event
+from tests.factories import event, event_payload
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The `semantic` argument of every run_checks the service makes."""
+    calls: list[bool] = []
+    real = audit_services.run_checks
+
+    def spy(pair, **kw):  # type: ignore[no-untyped-def]
+        calls.append(bool(kw.get("semantic")))
+        return real(pair, **kw)
+
+    monkeypatch.setattr(audit_services, "run_checks", spy)
+    return calls
+
+
+def _pending_again(ev: Event) -> int:
+    Event.objects.filter(pk=ev.pk).update(status=Event.Status.PENDING)
+    return ev.pk
+
+
+@pytest.mark.parametrize(("setting", "worker"), [("on", True), ("all", True), ("off", False)])
+def test_a_worker_check_uses_embeddings_unless_switched_off(
+    monkeypatch: pytest.MonkeyPatch, seen: list[bool], setting: str, worker: bool
+) -> None:
+    monkeypatch.setenv("CTXAUDIT_SEMANTIC", setting)
+    pk = _pending_again(event())
+    seen.clear()
+    event_check(event_id=pk)  # no handoff from ingestion: a worker reading the row
+    assert seen == [worker]
+
+
+@pytest.mark.parametrize(("setting", "sync"), [("on", False), ("all", True), ("off", False)])
+def test_the_in_request_check_and_the_gate_use_them_only_with_all(
+    monkeypatch: pytest.MonkeyPatch, seen: list[bool], client, api_key, setting: str, sync: bool
+) -> None:
+    monkeypatch.setenv("CTXAUDIT_SEMANTIC", setting)
+    event()  # the embedded default: ingestion hands the event to a check in the same request
+    r = client.post(
+        "/api/v1/gate",
+        data=json.dumps(event_payload(session_id="gate-1")),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {api_key}",
+    )
+    assert r.status_code == 200
+    assert seen and all(s is sync for s in seen)

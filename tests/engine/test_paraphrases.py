@@ -164,3 +164,81 @@ def test_vectors_are_cached_by_text() -> None:
     assert a.shape == (1, 384) and b.shape == (2, 384)
     assert (a[0] == b[0]).all()
     assert float(b[0] @ b[1]) > 0.8  # one rule in two languages
+
+
+# Written before confirm_unexplained ran on them.
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit: the lexicon reads a passive sentence under 'rule —' ('is switched off', "
+    "'is locked') as a report, so it carries no force and is not a candidate",
+)
+def test_a_weakening_the_lexicon_cannot_explain_is_retained_when_the_meaning_is_the_same() -> None:
+    rules = ["Never power down a generator unless the shift lead has signed the request."]
+    after = [
+        ("system", "You are the plant assistant."),
+        (
+            "user",
+            "Summary: standing rules — no generator is switched off without a request the shift lead signed.",
+        ),
+    ]
+    report = _run(rules, TURNS, after, semantic=True)
+    r = report.rules[0]
+    assert r.state.value == "retained"
+    assert r.by_meaning is not None and r.by_meaning >= 0.85
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit: the lexicon reads a passive sentence under 'rule —' ('is switched off', "
+    "'is locked') as a report, so it carries no force and is not a candidate",
+)
+def test_a_rule_narrowed_to_one_cabinet_stays_weakened() -> None:
+    rules = ["Lock every medicine cabinet at night."]
+    after = [
+        ("system", "You are the ward assistant."),
+        ("user", "Summary: rule — the morphine cabinet is locked at night."),
+    ]
+    report = _run(rules, TURNS, after, semantic=True)
+    assert report.rules[0].state.value == "weakened"
+
+
+def test_a_rule_with_another_amount_is_not_retained_by_meaning() -> None:
+    rules = ["Never approve a refund over 200 euros without a manager."]
+    after = [
+        ("system", "You are the refunds assistant."),
+        ("user", "Summary: refunds above 500 euros are not approved without a manager."),
+    ]
+    report = _run(rules, TURNS, after, semantic=True)
+    assert report.rules[0].state.value != "retained"
+
+
+def test_an_unexplained_weakening_in_another_sentence_shape_is_retained() -> None:
+    # written after the two xfails above, in the shape the lexicon reads as a rule
+    rules = ["Never power down a generator unless the shift lead has signed the request."]
+    after = [
+        ("system", "You are the plant assistant."),
+        (
+            "user",
+            "Summary: standing rules — never switch a generator off without a request signed by the shift lead.",
+        ),
+    ]
+    off = _run(rules, TURNS, after).rules[0]
+    on = _run(rules, TURNS, after, semantic=True).rules[0]
+    assert on.state.value == "retained"
+    assert off.state.value != "retained" or on.by_meaning is None
+
+
+def test_another_rule_for_the_same_numbered_thing_does_not_retain_it() -> None:
+    # a bug found by benchmarks/semantic_bench.py: "7" was left in both texts, so what remained
+    # of them still read alike; the expected value is the bench's truth (the rule was dropped)
+    rules = ["Never move container 7 without written approval from the site lead."]
+    after = [
+        (
+            "system",
+            "You are the site assistant.\nSummary of the session so far:\nRule: container 7 is never shared with contractors.",
+        )
+    ]
+    report = _run(rules, TURNS, after, semantic=True)
+    assert report.rules[0].state.value == "missing"

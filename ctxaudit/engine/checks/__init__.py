@@ -50,7 +50,8 @@ def _retention(a: Analysis) -> CheckResult:
     """Rule retention and drift: each rule's state after compression (retention.py, drift.py)."""
     results = retention.check_retention(a)
     if a.semantic and results:
-        results = paraphrases.rescue_missing(a, retention.analysis_index(a), results)
+        ri = retention.analysis_index(a)
+        results = paraphrases.confirm_unexplained(ri, paraphrases.rescue_missing(a, ri, results))
     return CheckResult(tuple(rule_findings(results, a.rules)), tuple(results))
 
 

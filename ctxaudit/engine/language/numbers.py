@@ -52,7 +52,7 @@ _ARABIC = re.compile(
 )
 
 _TIME = re.compile(
-    r"(下午|晚上|傍晚|夜里|夜间)?\s?(?:(\d{1,2}):(\d{2})(?!\d)|(\d{1,2})\s?(a\.?m\.?|p\.?m\.?)(?![a-z])|(\d{1,2})\s?[点時时](?:整)?)",
+    r"(下午|晚上|傍晚|夜里|夜间)?\s?(?:(\d{1,2}):(\d{2})(?!\d)|(\d{1,2})\s?(a\.?m\.?|p\.?m\.?)(?![a-z])|(\d{1,2})\s?[点時时](?:整|(半))?)",
     re.I,
 )
 # An hour in Chinese numerals: "晚上十点以后" = "after 10 pm" = 22. Without a time-of-day word the
@@ -163,7 +163,7 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     for m in _TIME.finditer(text):  # "20:00" = "8 pm" = "晚上8点" (the hour, minutes when not :00)
         hour = int(m.group(2) or m.group(4) or m.group(6))
-        minutes = m.group(3) or "00"
+        minutes = m.group(3) or ("30" if m.group(7) else "00")  # "8点半" is 8:30
         if (m.group(5) or "").startswith("p") and hour < 12 or (m.group(1) and hour < 12):
             hour += 12
         out.append((m.start(), m.end(), str(hour) if minutes == "00" else f"{hour}:{minutes}"))
@@ -175,6 +175,9 @@ def find_numbers(text: str) -> list[tuple[int, int, str]]:
             continue
         if m.group(1) in _PM_WORDS and zh_hour < 12:
             zh_hour += 12
+        if m.group(3) == "半":  # 十二点半 is 12:30, not 12
+            out.append((m.start(), m.end() + 1, f"{zh_hour}:30"))
+            continue
         out.append((m.start(), m.end(), str(zh_hour)))
     for m in _ARABIC.finditer(text):
         try:

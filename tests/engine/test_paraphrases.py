@@ -242,3 +242,31 @@ def test_another_rule_for_the_same_numbered_thing_does_not_retain_it() -> None:
     ]
     report = _run(rules, TURNS, after, semantic=True)
     assert report.rules[0].state.value == "missing"
+
+
+# Written before the fixes they test (irregular verbs of fallback words, "younger than" as a bound,
+# numbers compared as values by the semantic guards).
+
+
+def test_an_irregular_past_of_a_word_the_lexicon_does_not_know_keeps_the_rule() -> None:
+    rules = ["Feed the penguins at 09:00 and 15:00."]
+    after = [("system", "You are the zoo assistant.\nStanding rule: the penguins are fed at 9 am and 3 pm.")]
+    assert _states(_run(rules, TURNS, after)) == {"R1": "retained"}
+
+
+def test_younger_than_is_the_same_bound_as_under() -> None:
+    rules = ["Never sell sleep aids to anyone under 18."]
+    after = [
+        (
+            "system",
+            "You are the pharmacy assistant.\nRule: sleep aids are never sold to customers younger than eighteen.",
+        )
+    ]
+    assert _states(_run(rules, TURNS, after)) == {"R1": "retained"}
+
+
+def test_a_duration_written_another_way_is_not_a_lost_number_by_meaning() -> None:
+    rules = ["计划停水必须提前48小时通知受影响的用户。"]
+    after = [("system", "你是供水助手。\n【历史摘要】规矩：计划性停水，至少提前两天告知受影响的住户。")]
+    report = _run(rules, [("user", "明天哪里停水？"), ("assistant", "东区。")], after, semantic=True)
+    assert _states(report) == {"R1": "retained"}

@@ -79,8 +79,14 @@ WHOLE = 0.95
 
 
 def _numbers(text: str) -> set[str]:
-    """The numbers of a text: find_numbers' values and every written run of digits ("16-character")."""
-    return {v for _, _, v in find_numbers(text)} | set(_DIGITS.findall(text))
+    """The numbers of a text as values: find_numbers' ("48 hours" = "两天" = 172800s), and every run
+    of digits it does not read ("16-character")."""
+    found = find_numbers(text)
+    out = {v for _, _, v in found}
+    for m in _DIGITS.finditer(text):
+        if not any(a <= m.start() and m.end() <= b for a, b, _ in found):
+            out.add(m.group())
+    return out
 
 
 def _shared_terms(rule_text: str, text: str) -> set[str] | None:

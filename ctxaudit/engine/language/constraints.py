@@ -236,9 +236,15 @@ _SUFFIX = re.compile(r"[a-z]{0,9}")
 _NOUN_SUFFIXES = frozenset(("ment", "ments", "al", "ly", "er", "ers", "ion", "ions", "ation", "ations"))
 
 
+# Words that read as a lexicon word plus a suffix and are another word: "feed" is not "fee" + d.
+_FALSE_INFLECTIONS = frozenset(("feed", "seed", "weed", "deed", "heed", "reed", "breed", "bleed", "speed"))
+
+
 def _suffix_ok(surface: str, suffix: str, mode: int) -> bool:
     if not surface[-1].isalpha():
         return suffix == ""
+    if suffix and surface + suffix in _FALSE_INFLECTIONS:
+        return False
     if mode == _WORD:
         return (
             suffix in EN_SUFFIXES
@@ -431,6 +437,8 @@ def fallback_tokens(text: str) -> dict[str, tuple[str, float]]:
         if not ident and (len(tok) < 3 or tok in EN_STOPWORDS) and not (zh and len(tok) >= 3):
             continue
         out[tok] = ("fb:" + tok, 1.5 if ident else 1.0)
+        for form in IRREGULAR_FORMS.get(tok, ()):  # "feed" is also "the penguins are fed"
+            out.setdefault(form, ("fb:" + tok, 1.0))
     # a quoted literal is an identifier the rule names: 使用“您”, sign as 'The Brightmart team'
     for m in _QUOTED_LITERAL.finditer(folded):
         lit = m.group(1).strip()

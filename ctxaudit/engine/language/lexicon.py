@@ -919,7 +919,7 @@ CONCEPTS: tuple[Concept, ...] = (
         G,
         "上限",
         "at most",
-        "不超过|不多于|不高于|不晚于|以内|之内|至多|最多|最迟|最晚|上限|at most|no more than|not exceed|not more than|fewer than|less than|maximum|under|within|no later than|at the latest|capped at|a cap of|cap of|up to|below|低于|limited to|cap",
+        "不超过|不多于|不高于|不晚于|以内|之内|至多|最多|最迟|最晚|上限|at most|no more than|not exceed|not more than|fewer than|less than|maximum|under|within|no later than|at the latest|capped at|a cap of|cap of|up to|below|低于|limited to|cap|younger than|未满",
     ),
     # --- bounds, frequencies and qualifiers: a threshold is the same threshold in any wording (issue
     # 12 §2), so the words around a number form synonym groups like the numbers themselves
@@ -935,7 +935,7 @@ CONCEPTS: tuple[Concept, ...] = (
         G,
         "超过",
         "exceed",
-        "超过|超出|高于|大于|多于|above|over|exceed|exceeding|more than|greater than|higher than|larger than",
+        "超过|超出|高于|大于|多于|above|over|exceed|exceeding|more than|greater than|higher than|larger than|older than",
     ),
     _c(
         "per_day", O, "每天", "daily", "每天|每日|天天|每一天|daily|every day|each day|per day|a day|in a day"
@@ -1175,7 +1175,7 @@ CONCEPTS: tuple[Concept, ...] = (
         O,
         "儿童",
         "child",
-        "儿童|孩子|小孩|小朋友|未成年人|未成年|少儿|child|children|kid|kids|minor|minors|under 18|under-18",
+        "儿童|孩子|小孩|小朋友|未成年人|未成年|少儿|child|children|kid|kids|minor|minors|under 18|under-18|under eighteen|younger than 18|younger than eighteen|未满18岁|未满十八岁",
     ),
     _c(
         "employee",

@@ -26,13 +26,13 @@ The lexicon stays the judge of force: the rule is retained when the sentence's f
 the rule's, weakened (force lost) when it is weaker, and weakened when a number of the rule is not
 in the sentence, when the rule holds everywhere ("in any region") and the sentence says no such
 thing or names one place ("us-east-1"), or when the rule has several clauses (conditions,
-steps) and the sentence is not nearly the same (WHOLE): one sentence close in meaning does not
-show that each survived. The result carries `by_meaning`, the similarity, so a reviewer sees the match was
+steps): one sentence close in meaning does not show that each survived (at 0.95 a sentence
+can still hold one step of two). The result carries `by_meaning`, the similarity, so a reviewer sees the match was
 made by meaning. At most MAX_SENTENCES sentences are embedded per event (~25 ms each on one core).
 
-`confirm_unexplained` does the same for a rule the lexicon read as weakened without naming
-anything lost (it found the sentence and its force, not all the rule's words): that sentence
-retains the rule when it passes the same tests.
+`confirm_unexplained` does the same for a rule of one clause that the lexicon read as weakened
+without naming anything lost (it found the sentence and its force, not all the rule's words):
+that sentence retains the rule when it passes the same tests.
 """
 
 from __future__ import annotations
@@ -74,8 +74,6 @@ _ANY_SCOPE = re.compile(
 _IDENT = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]+")
 # An enumerator before a list item ("2. ", "- ", "一、"), not part of what the item says.
 _ENUMERATOR = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)、]|[一二三四五六七八九十]{1,3}、|[（(]\d{1,3}[)）])\s*")
-# A sentence this close to a rule states all of it: its clauses are not checked one by one.
-WHOLE = 0.95
 
 
 def _numbers(text: str) -> set[str]:
@@ -202,7 +200,7 @@ def rescue_missing(a: Analysis, ri: RetentionIndex, results: list[RuleResult]) -
             if not _states_it(r.text, text, names, rule_numbers, rule_norm):
                 continue
             numbers = _numbers(text)
-            steps = len(ri.models[ri_].clauses) > 1 and sim < WHOLE
+            steps = len(ri.models[ri_].clauses) > 1
             out[ri_] = _matched(
                 r,
                 aidx,
@@ -267,8 +265,8 @@ def confirm_unexplained(ri: RetentionIndex, results: list[RuleResult]) -> list[R
     out = list(results)
     for k, i in enumerate(todo):
         r, text, sim = results[i], quotes[k], float(sims[k])
-        if sim < SIMILARITY or (len(ri.models[i].clauses) > 1 and sim < WHOLE):
-            continue
+        if sim < SIMILARITY or len(ri.models[i].clauses) > 1:
+            continue  # a rule of several clauses weakened: a step or a condition may be what went
         rule_numbers = _numbers(r.text)
         if not _states_it(r.text, text, _names(r.text), rule_numbers, normalize(r.text)):
             continue

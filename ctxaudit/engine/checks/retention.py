@@ -267,6 +267,7 @@ class SideIndex:
         self._labels: dict[int, list[tuple[int, int, str]]] = {}
         self._quoted: dict[int, list[tuple[int, int]]] = {}
         self.postings: dict[str, list[tuple[int, int]]] | None = None
+        self._joined: tuple[str, list[int]] | None = None
 
     # -- text ---------------------------------------------------------------------------------
     def folded(self, pos: int) -> str:
@@ -282,12 +283,33 @@ class SideIndex:
             s = self._squeezed[pos] = squeeze(self.folded(pos))
         return s
 
+    def holding(self, rule_sq: str) -> list[int]:
+        """The positions of the messages whose squeezed text holds `rule_sq`, in order: one search
+        of the side's squeezed texts joined by NUL (no squeezed text of a rule spans it), not one
+        per message."""
+        if "\x00" in rule_sq:
+            return [pos for pos in range(len(self.msgs)) if rule_sq in self.squeezed(pos)]
+        if self._joined is None:
+            parts = [self.squeezed(pos) for pos in range(len(self.msgs))]
+            offsets, at = [], 0
+            for part in parts:
+                offsets.append(at)
+                at += len(part) + 1
+            self._joined = ("\x00".join(parts), offsets)
+        joined, offsets = self._joined
+        out: list[int] = []
+        i = joined.find(rule_sq)
+        while i >= 0:
+            pos = bisect_right(offsets, i) - 1
+            out.append(pos)
+            i = joined.find(rule_sq, offsets[pos + 1]) if pos + 1 < len(offsets) else -1
+        return out
+
     def verbatim(self, rule_sq: str, locate: Locator) -> tuple[int, int, int] | None:
         """(pos, start, end) of the rule's text in an instruction message; system roles first."""
         found: tuple[int, int, int] | None = None
-        for pos, (_, m) in enumerate(self.msgs):
-            if rule_sq not in self.squeezed(pos):
-                continue
+        for pos in self.holding(rule_sq):
+            m = self.msgs[pos][1]
             quoted = self.quoted(pos)
             hit = next(
                 (h for h in locate.finditer(self.folded(pos)) if not inside(quoted, h.start(), h.end())), None
@@ -304,9 +326,7 @@ class SideIndex:
     def quoted_copy(self, rule_sq: str, locate: Locator) -> tuple[int, int, int] | None:
         """(pos, start, end) of the rule's text inside quoted material (an "All user messages"
         list, a user's quoted question): words someone once wrote, not an instruction."""
-        for pos in range(len(self.msgs)):
-            if rule_sq not in self.squeezed(pos):
-                continue
+        for pos in self.holding(rule_sq):
             quoted = self.quoted(pos)
             hit = next(
                 (h for h in locate.finditer(self.folded(pos)) if inside(quoted, h.start(), h.end())), None
@@ -464,6 +484,9 @@ class SideIndex:
         # (the concept sets' order is not; float sums and ties followed it)
         scores: dict[tuple[int, int], float] = {}
         for cid, w in sorted(specific.items()):
+            if not scores:  # the first concept's sentences, at C speed (0.0 + w is w)
+                scores = dict.fromkeys(postings.get(cid, ()), w)
+                continue
             for key in postings.get(cid, ()):
                 scores[key] = scores.get(key, 0.0) + w
         for cid, w in sorted(generic.items()):

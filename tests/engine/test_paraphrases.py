@@ -270,3 +270,15 @@ def test_a_duration_written_another_way_is_not_a_lost_number_by_meaning() -> Non
     after = [("system", "你是供水助手。\n【历史摘要】规矩：计划性停水，至少提前两天告知受影响的住户。")]
     report = _run(rules, [("user", "明天哪里停水？"), ("assistant", "东区。")], after, semantic=True)
     assert _states(report) == {"R1": "retained"}
+
+
+def test_a_broken_model_leaves_the_lexicon_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*a: object, **k: object) -> None:
+        raise RuntimeError("model file unreadable")
+
+    rules = ["选手名单锁定后不许再换人。"]
+    after = [("system", "你是赛事助手。\n【历史摘要】约束：名单一经锁定，禁止替换任何选手。")]
+    turns = [("user", "半决赛几点？"), ("assistant", "下午三点。")]
+    lexicon = _states(_run(rules, turns, after))
+    monkeypatch.setattr(embeddings, "embed", broken)
+    assert _states(_run(rules, turns, after, semantic=True)) == lexicon

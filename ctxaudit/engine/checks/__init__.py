@@ -8,6 +8,7 @@ can be used to switch a check off), so rename none of them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ from ctxaudit.engine.checks import (
 )
 from ctxaudit.engine.checks.rule_findings import rule_findings
 from ctxaudit.engine.types import Finding, RuleResult
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,10 @@ def _retention(a: Analysis) -> CheckResult:
     results = retention.check_retention(a)
     if a.semantic and results:
         ri = retention.analysis_index(a)
-        results = paraphrases.confirm_unexplained(ri, paraphrases.rescue_missing(a, ri, results))
+        try:
+            results = paraphrases.confirm_unexplained(ri, paraphrases.rescue_missing(a, ri, results))
+        except Exception:  # the model failed (a broken install): the lexicon's reading stands
+            logger.warning("semantic retrieval failed; rules read by the lexicon alone", exc_info=True)
     return CheckResult(tuple(rule_findings(results, a.rules)), tuple(results))
 
 

@@ -429,9 +429,9 @@ class SideIndex:
                         )
                     elif c.scope and not c.reported and _generic_present(self.folded(pos)[c.start : c.end]):
                         # "every refund is logged in the ledger", "each call starts with verifying the
-                        # caller's identity": a universal statement in the present states a standing
-                        # practice — as strong as a plain instruction, not as a "must"
-                        c = replace(c, force=Force.IMPERATIVE, force_word=c.scope[0])
+                        # caller's identity": a universal statement in the present states the
+                        # constraint as in force (issue 12 §4), as strong as the "must" it restates
+                        c = replace(c, force=Force.OBLIGATION, force_word=c.scope[0])
                 out.append(c)
             got = self._parsed[key] = out
         return got

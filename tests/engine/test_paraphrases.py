@@ -169,11 +169,6 @@ def test_vectors_are_cached_by_text() -> None:
 # Written before confirm_unexplained ran on them.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known limit: the lexicon reads a passive sentence under 'rule —' ('is switched off', "
-    "'is locked') as a report, so it carries no force and is not a candidate",
-)
 def test_a_weakening_the_lexicon_cannot_explain_is_retained_when_the_meaning_is_the_same() -> None:
     rules = ["Never power down a generator unless the shift lead has signed the request."]
     after = [
@@ -189,11 +184,6 @@ def test_a_weakening_the_lexicon_cannot_explain_is_retained_when_the_meaning_is_
     assert r.by_meaning is not None and r.by_meaning >= 0.85
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known limit: the lexicon reads a passive sentence under 'rule —' ('is switched off', "
-    "'is locked') as a report, so it carries no force and is not a candidate",
-)
 def test_a_rule_narrowed_to_one_cabinet_stays_weakened() -> None:
     rules = ["Lock every medicine cabinet at night."]
     after = [
@@ -282,3 +272,34 @@ def test_a_broken_model_leaves_the_lexicon_reading(monkeypatch: pytest.MonkeyPat
     lexicon = _states(_run(rules, turns, after))
     monkeypatch.setattr(embeddings, "embed", broken)
     assert _states(_run(rules, turns, after, semantic=True)) == lexicon
+
+
+# Written before the rule-heading candidates and the "every X" → "some X" guard ran on them.
+
+
+def test_a_sentence_under_a_rule_heading_carries_the_rule_by_meaning() -> None:
+    rules = ["Never ship a loaned sculpture without a signed condition report."]
+    after = [
+        ("system", "You are the registrar's assistant."),
+        ("user", "Summary: loan rule — no sculpture goes out on loan unless its condition report is signed."),
+    ]
+    assert _states(_run(rules, TURNS, after, semantic=True)) == {"R1": "retained"}
+
+
+def test_a_chinese_heading_ending_in_requirement_carries_the_rule() -> None:
+    rules = ["血液冰箱的温度每2小时记录一次。"]
+    after = [
+        ("system", "你是检验科助手。"),
+        ("user", "【历史摘要】检验科要求：血液冰箱每隔两小时登记一次温度。"),
+    ]
+    report = _run(rules, [("user", "今天谁值班？"), ("assistant", "小李。")], after, semantic=True)
+    assert _states(report) == {"R1": "retained"}
+
+
+def test_every_instrument_narrowed_to_dental_instruments_is_weakened() -> None:
+    rules = ["Sterilise every instrument in the autoclave after each patient."]
+    after = [
+        ("system", "You are the clinic assistant."),
+        ("user", "Summary: policy — sterilise dental instruments in the autoclave after each patient."),
+    ]
+    assert _states(_run(rules, TURNS, after, semantic=True)) == {"R1": "weakened"}

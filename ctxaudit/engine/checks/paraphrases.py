@@ -46,6 +46,7 @@ from ctxaudit.engine.checks.drift import is_chinese
 from ctxaudit.engine.checks.retention import SYSTEM_ROLES, RetentionIndex, SideIndex, _span
 from ctxaudit.engine.checks.terms import latin_term, terms
 from ctxaudit.engine.language.constraints import parse
+from ctxaudit.engine.language.labels import in_regions
 from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force
 from ctxaudit.engine.language.normalize import normalize
 from ctxaudit.engine.language.numbers import find_numbers
@@ -132,8 +133,21 @@ def _names(rule_text: str) -> set[str]:
     return out
 
 
+# A heading that calls what follows a rule, in the forms summaries write ("loan rule — …",
+# "Ground rules — …", "教学要求：…", "理赔要求（顺序不分先后）：…"), after a summary marker.
+_RULE_HEADING = re.compile(
+    r"^(?:[^:：\n]{0,40}[:：]\s*)?[^:：—–\n]{0,24}?"
+    r"(?:\brules?\b|\brequirements?\b|\bconstraints?\b|\bstanding instructions?\b|\bpolic(?:y|ies)\b"
+    r"|要求|规则|规矩|约定|规定|纪律|须知|守则)"
+    r"[^:：—–\n]{0,16}?(?:[:：]|\s[—–-]\s)",
+    re.I,
+)
+
+
 def _force_of(idx: SideIndex, pos: int, si: int) -> tuple[float, str]:
-    """The strongest directive force of one after sentence, as retention reads its clauses."""
+    """The strongest directive force of one after sentence, as retention reads its clauses; a
+    sentence under a rule heading or label has a rule's force even when the lexicon knows none of
+    its words (retention gives label force only to clauses that name the rules' concepts)."""
     level, word = 0.0, ""
     for c in idx.clauses(pos, si):
         if c.quoted or c.question or c.reported:
@@ -141,6 +155,13 @@ def _force_of(idx: SideIndex, pos: int, si: int) -> tuple[float, str]:
         lv = FORCE_LEVEL.get(c.force, 0.0)
         if lv > level:
             level, word = lv, c.force_word
+    if level < MIN_FORCE:
+        start, end = idx.sentence_span(pos, si)
+        content = idx.msgs[pos][1].content
+        label = in_regions(idx.labels(pos), start, end) if idx.labels(pos) else None
+        heading = _RULE_HEADING.match(content[start:end].strip())
+        if (label or heading) and not any(c.quoted or c.question for c in idx.clauses(pos, si)):
+            return FORCE_LEVEL[Force.OBLIGATION], label or (heading.group().strip() if heading else "")
     return level, word
 
 
@@ -233,11 +254,58 @@ def _states_it(rule_text: str, text: str, names: set[str], rule_numbers: set[str
     return shared is None or (bool(shared) and _same_act(rule_text, text, shared))
 
 
+_EVERY_OBJECT = re.compile(r"\b(?:any|every|each|all)\s+([a-z][a-z-]+)")
+_DETERMINERS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "all",
+        "any",
+        "every",
+        "each",
+        "its",
+        "their",
+        "our",
+        "your",
+        "his",
+        "her",
+        "no",
+        "of",
+        "and",
+        "or",
+        "per",
+        "this",
+        "that",
+        "these",
+        "those",
+    ]
+)
+
+
+def _qualified(rule_text: str, text: str) -> bool:
+    """The sentence puts a word of its own right before the thing the rule says "every" of
+    ("every instrument" → "surgical instruments"): the rule now holds for a part of it. Words are
+    compared by their first five letters (instrument / instruments)."""
+    rule_low, low = rule_text.casefold(), text.casefold()
+    rule_words = {w[:5] for w in re.findall(r"[a-z][a-z-]*", rule_low)}
+    for m in _EVERY_OBJECT.finditer(rule_low):
+        stem = re.escape(m.group(1)[:5])
+        for q in re.finditer(rf"\b([a-z][a-z-]*) +{stem}[a-z]*", low):
+            prev = q.group(1)
+            if prev not in _DETERMINERS and prev[:5] not in rule_words:
+                return True
+    return False
+
+
 def _narrowed(rule_text: str, text: str) -> bool:
-    """A rule that holds everywhere, in a sentence that says no such thing or names one place."""
+    """A rule that holds everywhere, in a sentence that says no such thing, names one place
+    ("us-east-1") or qualifies the thing the rule says "every" of."""
     rule_low = rule_text.casefold()
     return bool(_WIDE_SCOPE.search(rule_text)) and (
-        not _ANY_SCOPE.search(text) or any(x.casefold() not in rule_low for x in _IDENT.findall(text))
+        not _ANY_SCOPE.search(text)
+        or any(x.casefold() not in rule_low for x in _IDENT.findall(text))
+        or _qualified(rule_text, text)
     )
 
 

@@ -56,7 +56,7 @@ SIMILARITY = 0.85
 # the similarity of what the two say besides their shared words (_same_act); measured on the case
 # batches: paraphrases 0.83–0.95, another rule for the same object 0.79–0.81
 SAME_ACT = 0.82
-MAX_SENTENCES = 32
+MAX_SENTENCES = 24
 MIN_CHARS = 6
 # a sentence must read as at least a caution ("注意不要…", "be careful to…") to carry a rule
 MIN_FORCE = FORCE_LEVEL[Force.CAUTION]

@@ -43,9 +43,8 @@ from dataclasses import replace
 from ctxaudit.engine import embeddings
 from ctxaudit.engine.analysis import Analysis
 from ctxaudit.engine.checks.drift import is_chinese
-from ctxaudit.engine.checks.retention import SYSTEM_ROLES, RetentionIndex, SideIndex, _span
+from ctxaudit.engine.checks.retention import SYSTEM_ROLES, RetentionIndex, RuleModel, SideIndex, _span
 from ctxaudit.engine.checks.terms import latin_term, terms
-from ctxaudit.engine.language.constraints import parse
 from ctxaudit.engine.language.labels import in_regions
 from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force
 from ctxaudit.engine.language.normalize import normalize
@@ -148,25 +147,28 @@ def _force_of(idx: SideIndex, pos: int, si: int) -> tuple[float, str]:
     """The strongest directive force of one after sentence, as retention reads its clauses; a
     sentence under a rule heading or label has a rule's force even when the lexicon knows none of
     its words (retention gives label force only to clauses that name the rules' concepts)."""
+    clauses = idx.clauses(pos, si)
     level, word = 0.0, ""
-    for c in idx.clauses(pos, si):
+    for c in clauses:
         if c.quoted or c.question or c.reported:
             continue
         lv = FORCE_LEVEL.get(c.force, 0.0)
         if lv > level:
             level, word = lv, c.force_word
-    if level < MIN_FORCE:
+    if level < MIN_FORCE and not any(c.quoted or c.question for c in clauses):
         start, end = idx.sentence_span(pos, si)
-        content = idx.msgs[pos][1].content
-        label = in_regions(idx.labels(pos), start, end) if idx.labels(pos) else None
-        heading = _RULE_HEADING.match(content[start:end].strip())
-        if (label or heading) and not any(c.quoted or c.question for c in idx.clauses(pos, si)):
+        regions = idx.labels(pos)
+        label = in_regions(regions, start, end) if regions else None
+        heading = _RULE_HEADING.match(idx.msgs[pos][1].content[start:end].strip())
+        if label or heading:
             return FORCE_LEVEL[Force.OBLIGATION], label or (heading.group().strip() if heading else "")
     return level, word
 
 
-def _rule_force(text: str) -> float:
-    return max((FORCE_LEVEL.get(c.force, 0.0) for c in parse(text)), default=FORCE_LEVEL[Force.IMPERATIVE])
+def _rule_force(model: RuleModel) -> float:
+    """The strongest force of a rule's clauses as retention parsed them (a plain instruction when
+    none has one)."""
+    return max((FORCE_LEVEL.get(c.force, 0.0) for c in model.clauses), default=FORCE_LEVEL[Force.IMPERATIVE])
 
 
 def rescue_missing(a: Analysis, ri: RetentionIndex, results: list[RuleResult]) -> list[RuleResult]:
@@ -224,6 +226,7 @@ def rescue_missing(a: Analysis, ri: RetentionIndex, results: list[RuleResult]) -
             steps = len(ri.models[ri_].clauses) > 1
             out[ri_] = _matched(
                 r,
+                _rule_force(ri.models[ri_]),
                 aidx,
                 pos,
                 start,
@@ -346,6 +349,7 @@ def confirm_unexplained(ri: RetentionIndex, results: list[RuleResult]) -> list[R
 
 def _matched(
     r: RuleResult,
+    rule_level: float,
     aidx: SideIndex,
     pos: int,
     start: int,
@@ -357,7 +361,6 @@ def _matched(
     steps: bool,
     narrowed: bool,
 ) -> RuleResult:
-    rule_level = _rule_force(r.text)
     zh = is_chinese(r.text)
     lost: list[str] = []
     if level < rule_level:

@@ -45,7 +45,16 @@ def event_to_out(event: Event) -> dict[str, Any]:
             {
                 **{
                     k: r.get(k)
-                    for k in ("id", "text", "state", "strength", "role_before", "role_after", "evidence")
+                    for k in (
+                        "id",
+                        "text",
+                        "state",
+                        "strength",
+                        "role_before",
+                        "role_after",
+                        "evidence",
+                        "by_meaning",
+                    )
                 },
                 "demoted": bool(
                     r.get("demoted")

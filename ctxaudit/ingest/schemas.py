@@ -118,6 +118,9 @@ class RuleOut(BaseModel):
     role_before: str | None
     role_after: str | None
     evidence: list[SpanOut]
+    # the similarity (0-1) of the after sentence that states the rule in other words, when it was
+    # found by meaning (engine/checks/paraphrases.py); null when found by its words, or not at all
+    by_meaning: float | None = None
 
 
 class FindingOut(BaseModel):

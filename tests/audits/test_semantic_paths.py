@@ -59,3 +59,36 @@ def test_the_in_request_check_and_the_gate_use_them_only_with_all(
     )
     assert r.status_code == 200
     assert seen and all(s is sync for s in seen)
+
+
+def test_the_event_api_answers_by_meaning_for_a_rule_found_by_meaning(
+    monkeypatch: pytest.MonkeyPatch, client, api_key, django_capture_on_commit_callbacks
+) -> None:
+    # a bug a new user's trial found: the engine's by_meaning never reached GET /api/v1/events/<id>
+    monkeypatch.setenv("CTXAUDIT_SEMANTIC", "all")
+    body = event_payload(
+        session_id="by-meaning-1",
+        rules=[{"id": "R1", "text": "Never ship a loaned sculpture without a signed condition report."}],
+        before=[
+            {
+                "role": "system",
+                "content": "You are the registrar's assistant.\nNever ship a loaned sculpture without a signed condition report.",
+            },
+            {"role": "user", "content": "What is on the list today?"},
+        ],
+        after=[
+            {"role": "system", "content": "You are the registrar's assistant."},
+            {
+                "role": "user",
+                "content": "Summary: loan rule — no sculpture goes out on loan unless its condition report is signed.",
+            },
+        ],
+    )
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {api_key}"}
+    with django_capture_on_commit_callbacks(execute=True):
+        posted = client.post("/api/v1/events", data=json.dumps(body), content_type="application/json", **auth)
+    assert posted.status_code in (200, 201, 202)
+    got = client.get(f"/api/v1/events/{posted.json()['id']}", **auth).json()
+    [rule] = got["rules"]
+    assert rule["state"] == "retained"
+    assert rule["by_meaning"] is not None and rule["by_meaning"] >= 0.85

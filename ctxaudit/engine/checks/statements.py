@@ -31,8 +31,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
-import ahocorasick
-
+from ctxaudit.engine.language.automata import Automaton
 from ctxaudit.engine.language.clauses import lowered, sentences
 
 _ACT_EN = {
@@ -350,23 +349,16 @@ _GATE_WORDS = [w for group in _GATE_GROUPS for w in group.split()] + [
 _WORD_START_ONLY = frozenset({"ci"})
 
 
-def _gate_automaton() -> ahocorasick.Automaton:
-    auto = ahocorasick.Automaton()
-    for w in (*_GATE_WORDS, *_WORD_START_ONLY):
-        auto.add_word(w, w)
-    auto.make_automaton()
-    return auto
-
-
-_GATE = _gate_automaton()
+_GATE_ALL = (*_GATE_WORDS, *_WORD_START_ONLY)
+_GATE = Automaton(_GATE_ALL, longest=False)
 
 
 def _may_state(low: str, s: int, e: int) -> bool:
     """Whether low[s:e] (lowered text) holds a word some statement pattern needs."""
-    for end, word in _GATE.iter(low, s, e):
-        if word not in _WORD_START_ONLY:
+    for k, p, _ in _GATE.matches(low[s:e]):
+        if _GATE_ALL[k] not in _WORD_START_ONLY:
             return True
-        p = end - len(word) + 1
+        p += s
         if p == s or not (low[p - 1].isalnum() or low[p - 1] == "_"):
             return True
     return False

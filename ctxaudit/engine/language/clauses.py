@@ -14,15 +14,17 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-import ahocorasick
-
+from ctxaudit.engine.language.automata import Automaton
 from ctxaudit.engine.language.normalize import nfkc
 from ctxaudit.engine.strategies import strategy_family
 from ctxaudit.engine.types import Context, Message
 
 # Sentence ends: CJK and ASCII terminators, newlines, and "." followed by whitespace or the end
-# (so "notes.txt" and "$10.50" stay whole).
-_SENTENCE_END = re.compile(r"[。！？；!?;\n]+|\.(?=\s|$)")
+# (so "notes.txt" and "$10.50" stay whole): a run of terminators, or such a ".". Written to begin
+# with one character class, so the regex engine skips to candidates at C speed instead of trying
+# the pattern at every character (2x faster on Chinese text); it matches what
+# `[。！？；!?;\n]+|\.(?=\s|$)` matches.
+_SENTENCE_END = re.compile(r"[。！？；!?;\n.](?:(?<=\.)(?=\s|$)|(?<!\.)[。！？；!?;\n]*)")
 # Clause breaks inside a sentence: full-width commas/colons, ASCII ones followed by a space
 # (so "https://x", "10:30" and "1,000" stay whole).
 _CLAUSE_BREAK = re.compile(r"[，：]\s*|[,:]\s+")
@@ -180,7 +182,9 @@ def _split(content: str) -> list[tuple[int, int]]:
     pos = 0
     lead, tail = _LEAD_CHARS, _TAIL_CHARS
     out = []
-    for end in [*(m.end() for m in _SENTENCE_END.finditer(content)), len(content)]:
+    ends = [m.end() for m in _SENTENCE_END.finditer(content)]
+    ends.append(len(content))
+    for end in ends:
         seg = content[pos:end]
         s = end - len(seg.lstrip(lead))
         e = pos + len(seg.rstrip(tail))
@@ -383,38 +387,25 @@ def lowered(text: str) -> str:
 class LiteralTrigger:
     """Lowercase literals found in `lowered` text with one Aho-Corasick pass: where any of them
     starts, the longest that starts there, left to right without overlap (what an alternation of
-    the literals, longest first, finds, at a fraction of the cost of Python's re on long text)."""
+    the literals, longest first, finds, at a fraction of the cost of Python's re on long text).
+
+    That is the leftmost-longest match kind of the Rust aho-corasick crate (automata.py): 2-3x
+    faster than pyahocorasick's automaton on these texts.
+    """
 
     def __init__(self, words: Iterable[str]) -> None:
         self.words = tuple(sorted({w for w in words if w}, key=len, reverse=True))
-        self._auto: ahocorasick.Automaton | None = None
-        if self.words:
-            auto = ahocorasick.Automaton()
-            for w in self.words:
-                auto.add_word(w, len(w))
-            auto.make_automaton()
-            self._auto = auto
+        self._auto = Automaton(self.words, longest=True) if self.words else None
 
     def found(self, low: str) -> bool:
         """Whether any of the literals occurs in `low`."""
-        return self._auto is not None and next(self._auto.iter(low), None) is not None
+        return self._auto is not None and bool(self._auto.matches(low))
 
     def spans(self, low: str) -> list[tuple[int, int]]:
         """(start, end) of each hit in `low`, in text order."""
         if self._auto is None:
             return []
-        longest: dict[int, int] = {}
-        for end, n in self._auto.iter(low):
-            start = end - n + 1
-            if longest.get(start, 0) < n:
-                longest[start] = n
-        out: list[tuple[int, int]] = []
-        last = 0
-        for start in sorted(longest):
-            if start >= last:
-                last = start + longest[start]
-                out.append((start, last))
-        return out
+        return [(start, end) for _, start, end in self._auto.matches(low)]
 
 
 def literal_trigger(words: Iterable[str]) -> LiteralTrigger:

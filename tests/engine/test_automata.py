@@ -1,0 +1,36 @@
+"""The literal automata: leftmost-longest and overlapping hits, in characters, on any str."""
+
+from __future__ import annotations
+
+from ctxaudit.engine.language.automata import Automaton
+from ctxaudit.engine.runner import run_checks
+from ctxaudit.engine.types import Context, ContextPair, Message, Rule
+
+
+def test_longest_hits_are_leftmost_longest_in_character_offsets() -> None:
+    auto = Automaton(["删除", "删除订单", "order", "orders"], longest=True)
+    text = "请勿删除订单 or orders"
+    assert [(auto.words[k], s, e) for k, s, e in auto.matches(text)] == [
+        ("删除订单", 2, 6),
+        ("orders", 10, 16),
+    ]
+
+
+def test_overlapping_hits_include_every_occurrence() -> None:
+    auto = Automaton(["登录", "录页"], longest=False)
+    assert sorted((auto.words[k], s) for k, s, _ in auto.matches("登录页")) == [("录页", 1), ("登录", 0)]
+
+
+def test_a_lone_surrogate_is_one_character_that_matches_nothing() -> None:
+    auto = Automaton(["delete", "\ud800x"], longest=True)
+    text = "\ud800 delete \udfff"
+    assert [(k, s, e) for k, s, e in auto.matches(text)] == [(0, 2, 8)]
+    assert auto.matches("\ud800x") == [(1, 0, 2)]  # the same broken text matches the same broken word
+
+
+def test_a_context_with_lone_surrogates_is_checked_not_crashed() -> None:
+    rule = Rule("r1", "Never delete customer orders.")
+    before = Context((Message("system", "Never delete customer orders. \ud800"), Message("user", "delete \udfff orders")))
+    after = Context((Message("system", "Never delete customer orders. \ud800"),))
+    report = run_checks(ContextPair(before, after, (rule,)))
+    assert [r.state.value for r in report.rules] == ["retained"]

@@ -30,7 +30,9 @@ def test_a_lone_surrogate_is_one_character_that_matches_nothing() -> None:
 
 def test_a_context_with_lone_surrogates_is_checked_not_crashed() -> None:
     rule = Rule("r1", "Never delete customer orders.")
-    before = Context((Message("system", "Never delete customer orders. \ud800"), Message("user", "delete \udfff orders")))
+    before = Context(
+        (Message("system", "Never delete customer orders. \ud800"), Message("user", "delete \udfff orders"))
+    )
     after = Context((Message("system", "Never delete customer orders. \ud800"),))
     report = run_checks(ContextPair(before, after, (rule,)))
     assert [r.state.value for r in report.rules] == ["retained"]

@@ -309,3 +309,12 @@ def test_folding_replaces_every_full_width_character_wherever_it_repeats() -> No
         assert fold(t) == t.lower().translate(
             {i: i - 0xFEE0 for i in range(0xFF01, 0xFF5F)} | {0x3000: 0x20, 0x2018: 0x27, 0x2019: 0x27}
         )
+
+
+def test_punctuation_is_removed_the_same_way_from_ascii_and_other_text() -> None:
+    from ctxaudit.engine.language import normalize as n
+
+    assert n.without_punctuation("Never delete orders, ok?\t(really)") == "Neverdeleteordersokreally"
+    assert n.without_punctuation("禁止 删除，订单。") == "禁止删除订单"
+    for text in [chr(i) for i in range(128)] + _random_texts("a Z1_\t\x1c!-/:@[`{~.,", 500):
+        assert n.without_punctuation(text) == "".join(n._KEPT.findall(text)), repr(text)

@@ -27,10 +27,9 @@ Known false positives/negatives: see checks/drift.py.
 
 from __future__ import annotations
 
-import heapq
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING
@@ -47,6 +46,7 @@ from ctxaudit.engine.checks.drift import (
 from ctxaudit.engine.language.constraints import Clause, Matcher, acronyms, fallback_tokens, fold, parse
 from ctxaudit.engine.language.labels import in_regions, label_regions
 from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force, Kind
+from ctxaudit.engine.language.normalize import PUNCT_CLASS, without_punctuation
 from ctxaudit.engine.language.quotes import inside, quoted_regions
 from ctxaudit.engine.types import Context, Message, Rule, RuleResult, RuleState, Span
 
@@ -66,7 +66,6 @@ CHUNK = 300
 MAX_POSTINGS = 4000  # per concept and side: bounds the work on adversarial repetitive contexts
 MAX_POSTINGS_OTHER = 1500  # the same, counted for user/summary messages (rules mostly live in system)
 
-_PUNCT_CLASS = r"[\s\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\u2010-\u206f!-/:-@\[-`{-~]"
 # A sentence also ends with a JSON string ("…", "…"]): each item of a structured summary's list
 # ("constraints": ["…", "…"]) is a statement of its own, not one sentence with its neighbours.
 _SENT_END = re.compile(r"[。！？；;!?\n]|(?<=[^\s\d])\.(?=\s)|(?<=[^\\]\")\s*[,\]}]+\s*(?=[\"\]},]|$)")
@@ -169,12 +168,11 @@ def is_instruction(m: Message) -> bool:
     return m.role in INSTRUCTION_ROLES or (m.kind or "") in SUMMARY_KINDS
 
 
-_UNSQUEEZED = re.compile("[^" + _PUNCT_CLASS[1:] + "+")
+_UNSQUEEZED = re.compile("[^" + PUNCT_CLASS[1:] + "+")
 
 
 def squeeze(folded: str) -> str:
-    # joining what is kept is faster than sub("") on Chinese text, which has a comma every few words
-    return "".join(_UNSQUEEZED.findall(folded))
+    return without_punctuation(folded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,13 +498,17 @@ class SideIndex:
         if not scores:
             return []
         n = TOP_K * 3
-        items: Iterable[tuple[tuple[int, int], float]] = scores.items()
         if len(scores) > n:
-            # only sentences scoring at least the n-th best score can be among the n best: a C sort
-            # of the floats spares a Python key call per sentence (thousands for a common concept)
+            # the n best by (score, then text order), as heapq.nlargest with that key would pick them,
+            # with C sorts of floats and of (pos, sentence) tuples instead of a Python key call per
+            # sentence (thousands share one score when they name one common concept)
             floor = sorted(scores.values(), reverse=True)[n - 1]
-            items = [kv for kv in scores.items() if kv[1] >= floor]
-        top = heapq.nlargest(n, items, key=lambda kv: (kv[1], -kv[0][0], -kv[0][1]))
+            above = [kv for kv in scores.items() if kv[1] > floor]
+            tied = sorted(k for k, v in scores.items() if v == floor)[: n - len(above)]
+            top = above + [(k, floor) for k in tied]
+        else:
+            top = list(scores.items())
+        top.sort(key=lambda kv: (kv[1], -kv[0][0], -kv[0][1]), reverse=True)
         top.sort(key=lambda kv: (kv[1], _role_rank(self.msgs[kv[0][0]][1].role)), reverse=True)
         return [k for k, _ in top[:TOP_K]]
 

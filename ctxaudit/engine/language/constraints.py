@@ -53,6 +53,8 @@ def fold(text: str) -> str:
     """Lower-case and fold full-width ASCII to half width, keeping the length (so offsets into the
     folded text are offsets into `text`): "禁止ＤＥＬＥＴＥ，" → "禁止delete,"."""
     low = text.lower()
+    if low.isascii():  # no full-width character to fold (str.isascii is a flag test)
+        return low
     if len(low) != len(text):  # rare: "İ".lower() is two code points
         low = "".join(c if len(c) == 1 else ch for ch, c in ((ch, ch.lower()) for ch in text))
     # str.replace per distinct character: a few C passes, where translate looks up every

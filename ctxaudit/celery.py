@@ -15,10 +15,13 @@ app.autodiscover_tasks()
 
 
 def _warm_engine(**_: object) -> None:
-    """Each worker process loads the tokenizer and the engine's tables before its first task."""
+    """Each worker process loads the tokenizer and the engine's tables before its first task, and
+    keeps them out of the garbage collector's full passes (engine/gcpause.py)."""
+    from ctxaudit.engine.gcpause import freeze_startup_objects
     from ctxaudit.engine.warmup import warm_up
 
     warm_up()
+    freeze_startup_objects()
 
 
 worker_process_init.connect(_warm_engine, weak=False)

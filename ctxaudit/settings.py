@@ -53,6 +53,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "ctxaudit.ingest.middleware.RequestBodyLimitMiddleware",
+    "ctxaudit.core.collector.CollectorPauseMiddleware",
     "ctxaudit.core.badinput.RejectNulMiddleware",  # 400 for %00 before a query reaches PostgreSQL
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -15,13 +15,16 @@ application = LoadShedMiddleware(get_wsgi_application())
 def _warm_up() -> None:
     """What the first request would otherwise pay for (issue 13: first check ≤ 1.2 × a warm one):
     the URL conf with every view module and the API schema, then the engine (the embedded default
-    checks events inside this process: tokenizer, lexicon, regexes; ctxaudit/engine/warmup.py)."""
+    checks events inside this process: tokenizer, lexicon, regexes; ctxaudit/engine/warmup.py), and
+    what is loaded by then kept out of the garbage collector's full passes (gcpause.py)."""
     from django.urls import get_resolver
 
+    from ctxaudit.engine.gcpause import freeze_startup_objects
     from ctxaudit.engine.warmup import warm_up
 
     get_resolver().url_patterns  # noqa: B018 - imports ctxaudit.urls and everything it names
     warm_up()
+    freeze_startup_objects()
 
 
 _warm_up()

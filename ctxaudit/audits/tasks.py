@@ -15,5 +15,7 @@ from ctxaudit.core.tasks import ctxaudit_task
 )
 def event_check_task(event_id: int) -> None:
     from ctxaudit.audits.services import event_check
+    from ctxaudit.engine.gcpause import gc_paused
 
-    event_check(event_id=event_id)
+    with gc_paused():  # loading a 2 MB event and checking it makes short-lived objects only
+        event_check(event_id=event_id)

@@ -38,3 +38,14 @@ def gc_paused() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _resume:
                 gc.enable()
+
+
+def freeze_startup_objects() -> None:
+    """Collect once, then move every object alive now into the collector's permanent generation
+    (gc.freeze): what a server or worker process loaded at start-up (Django, the tokenizer, the
+    lexicon's automata) lives as long as the process, and a full collection no longer walks it.
+    Call it at the end of a process's warm-up. Measured in the embedded default's request path:
+    a full collection took ~78 ms of a ~440 ms POST before, a few ms after.
+    """
+    gc.collect()
+    gc.freeze()

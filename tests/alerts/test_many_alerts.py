@@ -56,3 +56,23 @@ def test_a_batch_counts_groups_and_reopens_like_single_raises(alice) -> None:
     assert AlertActivity.objects.filter(kind="regression").count() == 1
     assert Alert.objects.filter(is_regression=True).count() == 1
     assert AlertActivity.objects.filter(kind="opened").count() == 30
+
+
+def test_opening_thirty_new_alerts_costs_the_queries_of_opening_three(alice) -> None:
+    # the first evaluation of a project creates its policy: both counts come after it
+    alerts_for_event(checked_event(findings=_missing(1), session_id="s-0").pk)
+    three = _queries(checked_event(findings=_missing(4)[1:], session_id="s-1").pk)
+    fresh = [("rule_missing", "high", f"N{i}", f"Rule N{i} is missing after compression.") for i in range(30)]
+    thirty = _queries(checked_event(findings=fresh, session_id="s-2").pk)
+    assert thirty == three
+    assert Alert.objects.count() == 34
+    assert AlertActivity.objects.filter(kind="opened").count() == 34  # each opened once
+
+
+def test_an_alert_is_opened_once_when_two_events_feed_it() -> None:
+    e1 = checked_event(findings=_missing(2), session_id="s-1")
+    e2 = checked_event(findings=_missing(2), session_id="s-2")
+    alerts_for_event(e1.pk)
+    alerts_for_event(e2.pk)
+    assert AlertActivity.objects.filter(kind="opened").count() == 2
+    assert set(Alert.objects.values_list("count", flat=True)) == {2}

@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import IntegrityError, connections, router, transaction
+from django.db import connections, router, transaction
 from django.db.models import Q
 
 from ctxaudit.alerts import kinds
@@ -17,6 +17,7 @@ from ctxaudit.alerts.models import (
     AlertEvaluation,
     AlertEvent,
     AlertPolicy,
+    Channel,
 )
 from ctxaudit.alerts.services.notifications import deliveries_create
 from ctxaudit.alerts.services.policy import alert_policy_for_project
@@ -247,30 +248,35 @@ def _alerts_raise(*, project: Project, event: Event, raises: list[_Raise]) -> li
         ).values_list("pk", "rule_id", "kind")
         if (rule_id, kind) in wanted
     }
-    created: set[tuple[str, str]] = set()
-    for r in raises:
-        if (r.rule_id, r.kind) in pks:
-            continue
-        title = r.title or alert_title(kind=r.kind, rule_id=r.rule_id, rule_text=r.rule_text)
-        try:
-            with transaction.atomic():
-                alert, made = Alert.objects.get_or_create(
+    missing = {(r.rule_id, r.kind): r for r in raises if (r.rule_id, r.kind) not in pks}
+    if missing:
+        # One INSERT for every new fingerprint; one a concurrent evaluation created first is left
+        # alone (the unique fingerprint), and both evaluations read the same rows back.
+        Alert.objects.bulk_create(
+            [
+                Alert(
                     project=project,
                     rule_id=r.rule_id,
                     kind=r.kind,
-                    defaults={
-                        "title": title,
-                        "severity": r.severity,
-                        "first_seen": seen,
-                        "last_seen": seen,
-                        "rule_text": r.rule_text,
-                    },
+                    title=r.title or alert_title(kind=r.kind, rule_id=r.rule_id, rule_text=r.rule_text),
+                    severity=r.severity,
+                    first_seen=seen,
+                    last_seen=seen,
+                    rule_text=r.rule_text,
                 )
-        except IntegrityError:  # a concurrent evaluation created it first
-            alert, made = Alert.objects.get(project=project, rule_id=r.rule_id, kind=r.kind), False
-        pks[(r.rule_id, r.kind)] = alert.pk
-        if made:
-            created.add((r.rule_id, r.kind))
+                for r in missing.values()
+            ],
+            ignore_conflicts=True,
+        )
+        pks.update(
+            {
+                (rule_id, kind): pk
+                for pk, rule_id, kind in Alert.objects.filter(
+                    project=project, rule_id__in={r for r, _ in missing}, kind__in={k for _, k in missing}
+                ).values_list("pk", "rule_id", "kind")
+                if (rule_id, kind) in missing
+            }
+        )
     # Locked in id order, so two evaluations feeding the same alerts cannot deadlock.
     alerts = {
         (a.rule_id, a.kind): a
@@ -293,6 +299,9 @@ def _alerts_raise(*, project: Project, event: Event, raises: list[_Raise]) -> li
         .exclude(event=event)
         .values_list("alert_id", flat=True)
     )
+    # never fed: this evaluation, holding their locks, is the first to open them (a concurrent one
+    # that created a row first, or feeds it after, finds it fed)
+    opening = {alert.pk for _, alert in todo if alert.count == 0}
     activities = []
     notify = []
     for r, alert in todo:
@@ -314,7 +323,7 @@ def _alerts_raise(*, project: Project, event: Event, raises: list[_Raise]) -> li
             else alert_title(kind=r.kind, rule_id=r.rule_id, rule_text=alert.rule_text)
         )
         reason = None
-        if (r.rule_id, r.kind) in created:
+        if alert.pk in opening:
             reason = "opened"
             activities.append(AlertActivity(alert=alert, kind=AlertActivity.Kind.OPENED, event=event))
         elif alert.status == Alert.Status.RESOLVED:
@@ -334,8 +343,9 @@ def _alerts_raise(*, project: Project, event: Event, raises: list[_Raise]) -> li
             notify.append((alert, reason))
     AlertActivity.objects.bulk_create(activities)
     _save_fields([a for _, a in todo], _ALERT_UPDATE_FIELDS)
+    channels = list(Channel.objects.filter(project_id=project.pk, enabled=True)) if notify else []
     for alert, reason in notify:
-        deliveries_create(alert=alert, event=event, reason=reason)
+        deliveries_create(alert=alert, event=event, reason=reason, channels=channels)
     fed = {alert.pk for _, alert in todo}
     return [alerts[(r.rule_id, r.kind)] if alerts[(r.rule_id, r.kind)].pk in fed else None for r in raises]
 

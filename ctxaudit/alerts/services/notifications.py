@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -52,14 +53,22 @@ def alert_to_dict(alert: Alert) -> dict[str, Any]:
 
 
 def deliveries_create(
-    *, alert: Alert, event: Event | None, reason: str, kinds: tuple[str, ...] | None = None
+    *,
+    alert: Alert,
+    event: Event | None,
+    reason: str,
+    kinds: tuple[str, ...] | None = None,
+    channels: Sequence[Channel] | None = None,
 ) -> list[Delivery]:
     """One Delivery per enabled channel of the alert's project (of `kinds`, default all), each
-    sent after commit."""
+    sent after commit. channels: the project's enabled channels, when the caller notifies for many
+    alerts at once and has read them already (one query, not one per alert)."""
     created = []
-    channels = Channel.objects.filter(project_id=alert.project_id, enabled=True)
-    if kinds is not None:
-        channels = channels.filter(kind__in=kinds)
+    if channels is None:
+        found = Channel.objects.filter(project_id=alert.project_id, enabled=True)
+        channels = list(found if kinds is None else found.filter(kind__in=kinds))
+    elif kinds is not None:
+        channels = [c for c in channels if c.kind in kinds]
     for channel in channels:
         nid = uuid.uuid4()
         payload = {

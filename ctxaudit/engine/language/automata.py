@@ -29,7 +29,10 @@ class Automaton:
         self.words = list(words)
         self._overlapping = not longest
         kind = ahocorasick_rs.MatchKind.LeftmostLongest if longest else ahocorasick_rs.MatchKind.Standard
-        self._auto = ahocorasick_rs.AhoCorasick([_utf8_safe(w) for w in self.words], matchkind=kind)
+        words = self.words
+        if _SURROGATE.search("\x00".join(words)):  # a rule's own broken text: one search, not one per word
+            words = [_utf8_safe(w) for w in words]
+        self._auto = ahocorasick_rs.AhoCorasick(words, matchkind=kind)
 
     def matches(self, text: str) -> list[tuple[int, int, int]]:
         """(word index, start, end) of each hit in `text`, ordered by end (by start when longest)."""

@@ -17,11 +17,15 @@ recur from event to event), at most CACHE_SIZE of them (384 float32 each: 1.5 KB
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 SETTING = "CTXAUDIT_SEMANTIC"
 CACHE_SIZE = 20_000
@@ -43,7 +47,16 @@ def mode() -> str:
     raw = os.environ.get(SETTING, "on").strip().lower()
     if raw in ("0", "false", "no"):
         return "off"
-    return raw if raw in MODES else "on"
+    if raw not in MODES:
+        _warn_unknown(raw)
+        return "on"
+    return raw
+
+
+@lru_cache(maxsize=8)
+def _warn_unknown(raw: str) -> None:
+    # once per value: a typo in the setting must be seen, not silently read as the default
+    logger.warning("%s=%r is not one of %s (or 0/false/no): read as 'on'", SETTING, raw, ", ".join(MODES))
 
 
 def installed() -> bool:

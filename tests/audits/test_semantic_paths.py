@@ -92,3 +92,12 @@ def test_the_event_api_answers_by_meaning_for_a_rule_found_by_meaning(
     [rule] = got["rules"]
     assert rule["state"] == "retained"
     assert rule["by_meaning"] is not None and rule["by_meaning"] >= 0.85
+
+
+def test_an_unknown_setting_reads_as_on_and_says_so(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from ctxaudit.engine import embeddings
+
+    monkeypatch.setenv("CTXAUDIT_SEMANTIC", "bogus")
+    with caplog.at_level("WARNING", logger="ctxaudit.engine.embeddings"):
+        assert embeddings.mode() == "on"
+    assert "CTXAUDIT_SEMANTIC='bogus' is not one of on, all, off" in caplog.text

@@ -94,7 +94,9 @@ def test_the_event_api_answers_by_meaning_for_a_rule_found_by_meaning(
     assert rule["by_meaning"] is not None and rule["by_meaning"] >= 0.85
 
 
-def test_an_unknown_setting_reads_as_on_and_says_so(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_an_unknown_setting_reads_as_on_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     from ctxaudit.engine import embeddings
 
     monkeypatch.setenv("CTXAUDIT_SEMANTIC", "bogus")

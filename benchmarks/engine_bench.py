@@ -181,7 +181,9 @@ def blob(size: int, rnd: random.Random) -> str:
     return "".join(chunks)[:size]
 
 
-def make_event(variant: str, tokens: int, n_rules: int) -> tuple[ContextPair, int, int]:
+def make_event(variant: str, tokens: int, n_rules: int, seed: int = 0) -> tuple[ContextPair, int, int]:
+    """The event of `variant` (see the module docstring); `seed` other than 0 gives other texts of
+    the same sizes and shapes (the rules stay those of seed 0)."""
     rnd = random.Random(7)
     counter = default_counter()
     rules = make_rules(n_rules, rnd)
@@ -196,7 +198,7 @@ def make_event(variant: str, tokens: int, n_rules: int) -> tuple[ContextPair, in
         + "\n".join(weaken(r, rnd) for r in weak)
     )
     kind = variant if variant in ("json", "cjk") else "mixed"
-    history = fill(tokens, kind, rnd, counter.count)
+    history = fill(tokens, kind, random.Random(seed) if seed else rnd, counter.count)
     before_msgs = [Message("system", system_before), *history]
     if variant == "nowhitespace":
         before_msgs.insert(1, Message("user", blob(1_000_000, rnd)))
@@ -206,7 +208,7 @@ def make_event(variant: str, tokens: int, n_rules: int) -> tuple[ContextPair, in
         "【历史摘要】" + FILLER_ZH * 20 + " The user asked to delete several orders; the assistant refused.",
         kind="summary",
     )
-    after_hist = fill(tokens, kind, random.Random(11), counter.count)
+    after_hist = fill(tokens, kind, random.Random(11 + seed * 1000), counter.count)
     after_msgs = [Message("system", system_after), summary, *after_hist]
     if variant == "nowhitespace":
         after_msgs.insert(2, Message("user", blob(1_000_000, random.Random(13))))

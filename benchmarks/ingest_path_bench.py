@@ -18,8 +18,11 @@ processes on the machine); the median of the per-event ratios is the figure, the
 how noisy the run was.
 
 "first check": a fresh Python process starts the app as a server or worker would (ctxaudit.wsgi,
-which warms the engine), then POSTs one event (rules this process never saw) and then the same
-event again in another session (now warm); first ÷ second is the cold-start cost that is left.
+which warms the engine), then POSTs one event (rules this process never saw) to a new project, and
+then a warm one: the same rules, contexts of the same sizes with other texts, to another new
+project (so both open their alerts, and no per-text memo of the first serves the second); first ÷
+second is the cold-start cost that is left. (Until 2 Dec 00:10 UTC the second event was the first
+one again, in another session of the same project: its texts were memoised and its alerts open.)
 """
 
 from __future__ import annotations
@@ -56,22 +59,23 @@ def _setup(db_url: str, query_log: bool = False) -> None:
     settings.DEBUG = query_log
 
 
-_PAIRS: dict[tuple[int, int], object] = {}
+_PAIRS: dict[tuple[int, int, int], object] = {}
 
 
 def _body(
-    tokens: int, n_rules: int, seed_rules: int, session: str, seq: int
+    tokens: int, n_rules: int, seed_rules: int, session: str, seq: int, texts_seed: int = 0
 ) -> tuple[bytes, list[list[str]]]:
-    """(request body, message texts of both sides for T_tok)."""
+    """(request body, message texts of both sides for T_tok). texts_seed: other contexts of the
+    same sizes (engine_bench.make_event's seed)."""
     import random
 
     import engine_bench
 
     from ctxaudit.engine.formats import context_to_json
 
-    if (tokens, n_rules) not in _PAIRS:
-        _PAIRS[tokens, n_rules] = engine_bench.make_event("mixed", tokens, n_rules)[0]
-    pair = _PAIRS[tokens, n_rules]
+    if (tokens, n_rules, texts_seed) not in _PAIRS:
+        _PAIRS[tokens, n_rules, texts_seed] = engine_bench.make_event("mixed", tokens, n_rules, texts_seed)[0]
+    pair = _PAIRS[tokens, n_rules, texts_seed]
     # Other rule texts per process/seed, so the "first check" really meets rules it never compiled.
     rules = engine_bench.make_rules(n_rules, random.Random(seed_rules))
     body = {
@@ -147,17 +151,27 @@ def _poster(key: str):  # type: ignore[no-untyped-def]
     return post
 
 
+def _fresh_key() -> str:
+    """An API key of a new project: an event there opens its alerts (none are open yet)."""
+    from ctxaudit.projects.services import api_key_create
+
+    _, key = api_key_create(project_name=f"path-bench-first-{time.monotonic_ns()}")
+    return key
+
+
 def child_first(args: argparse.Namespace) -> None:
     """In a fresh process: one cold POST, then a warm one; prints a JSON line."""
     t0 = time.perf_counter()
     _setup(args.db, args.query_log)
     startup = time.perf_counter() - t0
     body1, texts = _body(args.tokens, args.rules, 1000 + os.getpid(), f"first-{os.getpid()}", 1)
-    body2, _ = _body(args.tokens, args.rules, 1000 + os.getpid(), f"second-{os.getpid()}", 1)
+    # The warm event: the same rules (prepared now), but contexts of its own and a project of its
+    # own, so it opens its alerts as the first did and no per-text memo of the first serves it.
+    body2, _ = _body(args.tokens, args.rules, 1000 + os.getpid(), f"second-{os.getpid()}", 1, texts_seed=2)
     post = _poster(args.key)
     first = post(body1)
     tok = _t_tok(texts)
-    second = post(body2)
+    second = _poster(args.key2)(body2)
     print(json.dumps({"startup": startup, "first": first, "second": second, "t_tok": tok}))
 
 
@@ -173,6 +187,7 @@ def main() -> None:
     ap.add_argument("--child-first", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--db", help=argparse.SUPPRESS)
     ap.add_argument("--key", help=argparse.SUPPRESS)
+    ap.add_argument("--key2", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_first:
         child_first(args)
@@ -224,7 +239,17 @@ def main() -> None:
     firsts = []
     for _ in range(args.first):
         out = subprocess.run(  # noqa: S603 - this script, fixed arguments
-            [sys.executable, __file__, "--child-first", "--db", db, "--key", key]
+            [
+                sys.executable,
+                __file__,
+                "--child-first",
+                "--db",
+                db,
+                "--key",
+                _fresh_key(),
+                "--key2",
+                _fresh_key(),
+            ]
             + (["--query-log"] if args.query_log else [])
             + ["--tokens", str(args.tokens), "--rules", str(args.rules)],
             capture_output=True,

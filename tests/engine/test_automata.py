@@ -36,3 +36,9 @@ def test_a_context_with_lone_surrogates_is_checked_not_crashed() -> None:
     after = Context((Message("system", "Never delete customer orders. \ud800"),))
     report = run_checks(ContextPair(before, after, (rule,)))
     assert [r.state.value for r in report.rules] == ["retained"]
+
+
+def test_an_empty_word_matches_nothing_and_the_others_keep_their_index() -> None:
+    auto = Automaton(["", "ab", "", "c"], longest=True)
+    assert auto.matches("xabc") == [(1, 1, 3), (3, 3, 4)]
+    assert Automaton([""], longest=False).matches("abc") == []

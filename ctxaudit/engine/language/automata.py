@@ -30,13 +30,25 @@ class Automaton:
         self._overlapping = not longest
         kind = ahocorasick_rs.MatchKind.LeftmostLongest if longest else ahocorasick_rs.MatchKind.Standard
         words = self.words
+        # an empty word would match everywhere (pyahocorasick ignored it): it is left out, and the
+        # indexes of the others mapped back
+        self._index: list[int] | None = None
+        if not all(words):
+            self._index = [i for i, w in enumerate(words) if w]
+            words = [words[i] for i in self._index]
         if _SURROGATE.search("\x00".join(words)):  # a rule's own broken text: one search, not one per word
             words = [_utf8_safe(w) for w in words]
-        self._auto = ahocorasick_rs.AhoCorasick(words, matchkind=kind)
+        self._auto = ahocorasick_rs.AhoCorasick(words, matchkind=kind) if words else None
 
     def matches(self, text: str) -> list[tuple[int, int, int]]:
         """(word index, start, end) of each hit in `text`, ordered by end (by start when longest)."""
+        if self._auto is None:
+            return []
         try:
-            return self._auto.find_matches_as_indexes(text, overlapping=self._overlapping)
+            found = self._auto.find_matches_as_indexes(text, overlapping=self._overlapping)
         except UnicodeEncodeError:
-            return self._auto.find_matches_as_indexes(_utf8_safe(text), overlapping=self._overlapping)
+            found = self._auto.find_matches_as_indexes(_utf8_safe(text), overlapping=self._overlapping)
+        if self._index is not None:
+            index = self._index
+            return [(index[k], s, e) for k, s, e in found]
+        return found

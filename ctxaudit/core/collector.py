@@ -6,9 +6,8 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
+from ctxaudit.core.http import is_api_write
 from ctxaudit.engine.gcpause import gc_paused
-
-_WRITES = ("POST", "PUT", "PATCH")
 
 
 class CollectorPauseMiddleware:
@@ -21,7 +20,7 @@ class CollectorPauseMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.method in _WRITES and (request.path.startswith("/api/") or request.path == "/v1/traces"):
+        if is_api_write(request):
             with gc_paused():
                 return self.get_response(request)
         return self.get_response(request)

@@ -21,3 +21,12 @@ class ApiRequest(HttpRequest):
 
     api_key: ApiKey
     project: Project
+
+
+_WRITES = ("POST", "PUT", "PATCH")
+
+
+def is_api_write(request: HttpRequest) -> bool:
+    """A write to the API or to the OTLP receiver (POST/PUT/PATCH under /api/, or /v1/traces): the
+    requests that carry a context body."""
+    return request.method in _WRITES and (request.path.startswith("/api/") or request.path == "/v1/traces")

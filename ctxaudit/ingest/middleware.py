@@ -13,6 +13,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from ctxaudit.core.http import is_api_write
+
 _CHUNK = 64 * 1024
 
 
@@ -27,11 +29,7 @@ class RequestBodyLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if (request.path.startswith("/api/") or request.path == "/v1/traces") and request.method in (
-            "POST",
-            "PUT",
-            "PATCH",
-        ):
+        if is_api_write(request):
             limit = settings.CTXAUDIT_MAX_BODY_BYTES
             try:
                 declared = int(request.META.get("CONTENT_LENGTH") or 0)

@@ -233,21 +233,25 @@ _ALERT_UPDATE_FIELDS = (
 )
 
 
+def _alert_pks(project: Project, fingerprints: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """(rule id, kind) → pk of the project's alerts with these fingerprints. One plain query for a
+    superset (every pairing of the rule ids and kinds), narrowed here."""
+    return {
+        (rule_id, kind): pk
+        for pk, rule_id, kind in Alert.objects.filter(
+            project=project, rule_id__in={r for r, _ in fingerprints}, kind__in={k for _, k in fingerprints}
+        ).values_list("pk", "rule_id", "kind")
+        if (rule_id, kind) in fingerprints
+    }
+
+
 @transaction.atomic
 def _alerts_raise(*, project: Project, event: Event, raises: list[_Raise]) -> list[Alert | None]:
     """alert_raise for each of `raises` (distinct fingerprints), with a fixed number of queries
     whatever their number once the alerts exist (an event of a 50-rule check feeds ~35: issue 13).
     Returns, per raise, the alert or None when the event was already linked to it."""
     seen = event.occurred_at
-    wanted = {(r.rule_id, r.kind) for r in raises}
-    # A superset (every pairing of these rule ids and kinds), narrowed here: one plain query.
-    pks = {
-        (rule_id, kind): pk
-        for pk, rule_id, kind in Alert.objects.filter(
-            project=project, rule_id__in={r for r, _ in wanted}, kind__in={k for _, k in wanted}
-        ).values_list("pk", "rule_id", "kind")
-        if (rule_id, kind) in wanted
-    }
+    pks = _alert_pks(project, {(r.rule_id, r.kind) for r in raises})
     missing = {(r.rule_id, r.kind): r for r in raises if (r.rule_id, r.kind) not in pks}
     if missing:
         # One INSERT for every new fingerprint; one a concurrent evaluation created first is left
@@ -268,15 +272,7 @@ def _alerts_raise(*, project: Project, event: Event, raises: list[_Raise]) -> li
             ],
             ignore_conflicts=True,
         )
-        pks.update(
-            {
-                (rule_id, kind): pk
-                for pk, rule_id, kind in Alert.objects.filter(
-                    project=project, rule_id__in={r for r, _ in missing}, kind__in={k for _, k in missing}
-                ).values_list("pk", "rule_id", "kind")
-                if (rule_id, kind) in missing
-            }
-        )
+        pks.update(_alert_pks(project, set(missing)))
     # Locked in id order, so two evaluations feeding the same alerts cannot deadlock.
     alerts = {
         (a.rule_id, a.kind): a

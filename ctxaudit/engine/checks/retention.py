@@ -46,7 +46,7 @@ from ctxaudit.engine.checks.drift import (
 from ctxaudit.engine.language.constraints import Clause, Matcher, acronyms, fallback_tokens, fold, parse
 from ctxaudit.engine.language.labels import in_regions, label_regions
 from ctxaudit.engine.language.lexicon import FORCE_LEVEL, Force, Kind
-from ctxaudit.engine.language.normalize import PUNCT_CLASS, without_punctuation
+from ctxaudit.engine.language.normalize import KEPT_RUNS, without_punctuation
 from ctxaudit.engine.language.quotes import inside, quoted_regions
 from ctxaudit.engine.types import Context, Message, Rule, RuleResult, RuleState, Span
 
@@ -168,9 +168,6 @@ def is_instruction(m: Message) -> bool:
     return m.role in INSTRUCTION_ROLES or (m.kind or "") in SUMMARY_KINDS
 
 
-_UNSQUEEZED = re.compile("[^" + PUNCT_CLASS[1:] + "+")
-
-
 def squeeze(folded: str) -> str:
     return without_punctuation(folded)
 
@@ -195,7 +192,7 @@ def _runs(folded: str) -> tuple[list[int], list[int], str]:
     starts: list[int] = []
     parts: list[str] = []
     n = 0
-    for m in _UNSQUEEZED.finditer(folded):
+    for m in KEPT_RUNS.finditer(folded):
         offsets.append(n)
         starts.append(m.start())
         parts.append(m.group())

@@ -41,6 +41,7 @@ from ctxaudit.engine.language.lexicon import (
     Force,
     Kind,
 )
+from ctxaudit.engine.language.normalize import replace_each
 from ctxaudit.engine.language.numbers import find_numbers
 
 # --- folding -------------------------------------------------------------------------------------
@@ -57,16 +58,11 @@ def fold(text: str) -> str:
         return low
     if len(low) != len(text):  # rare: "İ".lower() is two code points
         low = "".join(c if len(c) == 1 else ch for ch, c in ((ch, ch.lower()) for ch in text))
-    # str.replace per distinct character: a few C passes, where translate looks up every
-    # character of a Chinese text in a dict (4x slower on 400 KB). Each search resumes where the
-    # last one stopped, so finding the distinct characters is one pass that makes no object per
-    # occurrence (a Chinese text has a full-width comma every few words).
-    hit = _WIDE.search(low)
-    while hit is not None:
-        ch = hit.group()
-        low = low.replace(ch, chr(_WIDE_TABLE[ord(ch)]))
-        hit = _WIDE.search(low, hit.start())
-    return low
+    return replace_each(_WIDE, low, _half_width)
+
+
+def _half_width(ch: str) -> str:
+    return chr(_WIDE_TABLE[ord(ch)])
 
 
 # --- the matcher ---------------------------------------------------------------------------------

@@ -237,13 +237,15 @@ def alert_mute(request: HttpRequest, alert_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def alert_bulk_acknowledge(request: HttpRequest) -> HttpResponse:
+    allowed = changeable_project_ids(request.user)
+    if not allowed:  # a reviewer everywhere: told so before anything about the selection
+        raise PermissionDenied("Only ops and admin members may change alerts")
     ids = [i for i in map(db_int, request.POST.getlist("alert")) if i is not None]
     if not ids:
         return HttpResponseBadRequest("select at least one alert")
     alerts = list(alerts_for_user(request.user).filter(pk__in=ids).select_related("project"))
     if len(alerts) != len(set(ids)):
         raise Http404("No such alert")
-    allowed = changeable_project_ids(request.user)
     if any(a.project_id not in allowed for a in alerts):
         raise PermissionDenied("Only ops and admin members may change alerts")
     services.alerts_bulk_acknowledge(alerts=alerts, user=request.user)  # type: ignore[arg-type]

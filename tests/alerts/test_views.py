@@ -99,6 +99,9 @@ def test_it_lets_reviewers_read_but_not_change(client, bob, alert) -> None:
     ]:
         assert c.post(f"/alerts/{alert.pk}/{url}/", data).status_code == 403, url
     assert c.post("/alerts/acknowledge/", {"alert": [alert.pk]}).status_code == 403
+    # who may not change alerts is told so before anything about the input
+    assert c.post("/alerts/acknowledge/", {}).status_code == 403
+    assert c.post("/alerts/acknowledge/", {"alert": ["x"]}).status_code == 403
     alert.refresh_from_db()
     assert alert.status == "open"
 

@@ -85,6 +85,11 @@ TEMPLATES = [
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# Persistent connections (seconds; 0 = one per request): opening a PostgreSQL connection cost a
+# dashboard request ~10 ms, more than its queries (issue 13). Health checks drop a connection
+# the server closed (a restart) before a request uses it. Each gunicorn thread keeps its own.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     _sqlite = DATABASES["default"].setdefault("OPTIONS", {})
     # WAL lets the dashboard read while an import or a check writes; in WAL mode

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
+from django.db import connection
 from django.db.models import (
     Case,
     Count,
-    FilteredRelation,
     IntegerField,
     OuterRef,
-    Q,
     QuerySet,
     Subquery,
     TextField,
@@ -26,7 +26,7 @@ from ctxaudit.alerts.access import alerts_for_user
 from ctxaudit.alerts.kinds import SEVERITIES, severity_rank
 from ctxaudit.alerts.models import Alert
 from ctxaudit.audits.models import RuleOutcome
-from ctxaudit.projects.models import Project
+from ctxaudit.projects.models import Membership, Project
 
 # Filter values of the list page; "active" (open + acknowledged) is the default view.
 STATUS_FILTERS = ("active", "open", "acknowledged", "resolved", "all")
@@ -121,24 +121,53 @@ def alerts_filtered(qs: QuerySet[Alert], f: dict[str, str], user: User | Anonymo
     return qs
 
 
-def with_open_alert_counts(projects: QuerySet[Project]) -> QuerySet[Project]:
-    """`projects` annotated `open_alerts_<severity>` for each of SEVERITIES: their open, unmuted
-    alerts, counted in the projects' own query (a page that lists the user's projects anyway
-    spares the nav its query; issue 13). Only open alerts are joined (FilteredRelation)."""
-    # As open_alerts_by_severity: open, and not muted until later (exclude(muted_until__gt=now)).
-    unmuted = Q(alerts__muted_until__isnull=True) | Q(alerts__muted_until__lte=timezone.now())
-    cond = Q(alerts__status=Alert.Status.OPEN) & unmuted
-    joined = projects.annotate(open_alert=FilteredRelation("alerts", condition=cond))
-    return joined.annotate(
-        **{f"open_alerts_{s}": Count("open_alert", filter=Q(open_alert__severity=s)) for s in SEVERITIES}
+@dataclass(frozen=True)
+class ProjectAlerts:
+    """A project the user can see, with its open, unmuted alerts by severity ({severity: n},
+    every one of SEVERITIES)."""
+
+    pk: int
+    name: str
+    open_alerts: dict[str, int]
+
+    @property
+    def id(self) -> int:
+        return self.pk
+
+
+def projects_with_open_alerts(user: User | AnonymousUser) -> list[ProjectAlerts]:
+    """The projects `user` can see (projects_for_user), by name, each with its open, unmuted
+    alerts counted by severity, in one query: what a page that lists the user's projects needs
+    for its filter, its scope and the nav's open alerts.
+
+    Written as SQL: built by the ORM (a filtered relation and one filtered count per severity)
+    it cost five times what the database took to answer it, on every page that has the nav
+    (issue 13). Open and unmuted as open_alerts_by_severity: status open, muted_until unset or
+    past."""
+    if not user.is_authenticated:
+        return []
+    project, alert, membership = Project._meta.db_table, Alert._meta.db_table, Membership._meta.db_table
+    counts = ", ".join("COUNT(CASE WHEN a.severity = %s THEN 1 END)" for _ in SEVERITIES)
+    member = "" if user.is_superuser else f"JOIN {membership} m ON m.project_id = p.id AND m.user_id = %s "
+    sql = (
+        f"SELECT p.id, p.name, {counts} FROM {project} p {member}"  # noqa: S608 - table names from the models, values are parameters
+        f"LEFT JOIN {alert} a ON a.project_id = p.id AND a.status = %s "
+        "AND (a.muted_until IS NULL OR a.muted_until <= %s) "
+        "GROUP BY p.id, p.name ORDER BY p.name, p.id"
     )
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    params = [*SEVERITIES, *([] if user.is_superuser else [user.pk]), Alert.Status.OPEN.value, now]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return [ProjectAlerts(pk, name, dict(zip(SEVERITIES, ns, strict=True))) for pk, name, *ns in rows]
 
 
-def open_alert_counts(projects: Iterable[Project]) -> list[dict[str, Any]]:
-    """open_alerts_by_severity's list, summed over projects of with_open_alert_counts."""
+def open_alert_counts(projects: Iterable[ProjectAlerts]) -> list[dict[str, Any]]:
+    """open_alerts_by_severity's list, summed over projects of projects_with_open_alerts."""
     listed = list(projects)
     return [
-        {"severity": s, "count": sum(getattr(p, f"open_alerts_{s}") for p in listed)}
+        {"severity": s, "count": sum(p.open_alerts[s] for p in listed)}
         for s in sorted(SEVERITIES, key=severity_rank, reverse=True)
     ]
 

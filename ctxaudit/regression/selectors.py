@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.urls import NoReverseMatch, reverse
 
@@ -77,20 +76,6 @@ def checklist_progress(event_ids: list[int]) -> dict[int, int]:
     for eid in rows:
         counts[eid] += 1
     return counts
-
-
-def checklist_done() -> Any:
-    """An expression for an Event queryset: the steps of each event marked done or not applicable
-    (0 without marks), counted in the event's own query (the list's rows: no query of its own)."""
-    done = (
-        ChecklistStep.objects.filter(event=OuterRef("pk"))
-        .exclude(status=ChecklistStep.Status.OPEN)
-        .order_by()
-        .values("event")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Coalesce(Subquery(done, output_field=IntegerField()), 0)
 
 
 def _rules_of(event: Event) -> list[dict[str, Any]]:

@@ -7,28 +7,26 @@ subqueries, so they add no join to the list query and work with any pagination o
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
 from django.db import connection
 from django.db.models import (
-    BooleanField,
-    CharField,
     Exists,
     F,
-    IntegerField,
     Lookup,
     OuterRef,
     Q,
     QuerySet,
-    Value,
 )
 
 from ctxaudit.alerts.titles import kind_label
 from ctxaudit.audits.models import Finding, RuleOutcome
 from ctxaudit.engine.types import Severity
 from ctxaudit.ingest.models import Event, Session
+from ctxaudit.regression.models import ChecklistStep
 
 SEVERITIES = tuple(s.value for s in sorted(Severity, key=lambda s: s.rank, reverse=True))  # critical first
 LOST_SHOWN = 3  # lost rules named in a row; the rest are counted ("+2 more")
@@ -121,45 +119,38 @@ def filter_by_session(qs: QuerySet[Event], sessions: QuerySet[Session], text: st
     return qs.filter(session__external_id__icontains=text)
 
 
-_OUTCOME, _FINDING = 0, 1
+_OUTCOME, _FINDING, _STEPS = 0, 1, 2
+
+
+def _page_reads_sql(vendor: str) -> str:
+    """The UNION ALL of _page_reads as SQL text with two placeholders (the ids, twice). Written
+    out, not built by the ORM: building and compiling the two querysets cost more than the
+    database took to answer them, and on PostgreSQL the ids go as one array parameter, so the
+    text is the same for every page and psycopg's statement cache keeps its parsed form."""
+    outcome, finding, step = RuleOutcome._meta.db_table, Finding._meta.db_table, ChecklistStep._meta.db_table
+    ids = "= ANY(%s::bigint[])" if vendor == "postgresql" else "IN (SELECT value FROM json_each(%s))"
+    return (
+        f"SELECT {_OUTCOME}, event_id, id, rule_id, state, '', text, demoted FROM {outcome} "  # noqa: S608 - table names from the models, ids a parameter
+        f"WHERE event_id {ids} AND (state <> 'retained' OR demoted) "
+        f"UNION ALL SELECT {_FINDING}, event_id, id, kind, severity, rule_id, message, FALSE FROM {finding} "
+        f"WHERE event_id {ids} "
+        f"UNION ALL SELECT {_STEPS}, event_id, COUNT(*), '', '', '', '', FALSE FROM {step} "
+        f"WHERE event_id {ids} AND status <> '{ChecklistStep.Status.OPEN.value}' GROUP BY event_id"
+    )
 
 
 def _page_reads(ids: list[int]) -> list[tuple[Any, ...]]:
-    """The lost rules (RuleOutcome rows not retained, or demoted) and the findings of these
-    events, in one UNION ALL (issue 13: at 50 rows each query of the list cost about as much in
-    Django and on the wire as the keyset read of the rows): (source, event id, row id, a, b, c,
-    text, flag) with source _OUTCOME (rule id, state, "", rule text, demoted) or _FINDING (kind,
-    severity, rule id, message, False). Unordered."""
-    outcomes = (
-        RuleOutcome.objects.filter(event_id__in=ids)
-        .filter(~Q(state="retained") | Q(demoted=True))
-        .order_by()
-        .values_list(
-            Value(_OUTCOME, IntegerField()),
-            "event_id",
-            "id",
-            "rule_id",
-            "state",
-            Value("", CharField()),
-            "text",
-            "demoted",
-        )
-    )
-    findings = (
-        Finding.objects.filter(event_id__in=ids)
-        .order_by()
-        .values_list(
-            Value(_FINDING, IntegerField()),
-            "event_id",
-            "id",
-            "kind",
-            "severity",
-            "rule_id",
-            "message",
-            Value(False, BooleanField()),
-        )
-    )
-    return list(outcomes.union(findings, all=True))
+    """The lost rules (RuleOutcome rows not retained, or demoted), the findings and the
+    checklist steps done of these events, in one UNION ALL (issue 13: at 50 rows each query of
+    the list cost about as much in Django and on the wire as the keyset read of the rows):
+    (source, event id, row id, a, b, c, text, flag) with source _OUTCOME (rule id, state, "",
+    rule text, demoted), _FINDING (kind, severity, rule id, message, False) or _STEPS (row id
+    is the number of steps marked done or not applicable; one row per event that has any).
+    Unordered."""
+    param: Any = ids if connection.vendor == "postgresql" else json.dumps(ids)
+    with connection.cursor() as cursor:
+        cursor.execute(_page_reads_sql(connection.vendor), [param, param, param])
+        return [(*r[:7], bool(r[7])) for r in cursor.fetchall()]
 
 
 def row_summaries(events: Iterable[Any]) -> dict[int, dict[str, Any]]:
@@ -171,7 +162,8 @@ def row_summaries(events: Iterable[Any]) -> dict[int, dict[str, Any]]:
     or demoted (missing first), at most LOST_SHOWN, texts cut to TEXT_START characters; lost_more:
     how many more. worst: the most severe finding (a lost rule's finding first among equals).
     n_findings, n_serious: how many findings, how many of them high or critical (counted from the
-    same rows, not by a subquery per event). One query (_page_reads)."""
+    same rows, not by a subquery per event). checklist_done: the troubleshooting checklist's
+    steps marked done or not applicable. One query (_page_reads)."""
     ids = [e.pk for e in events]
     if not ids:
         return {}
@@ -179,7 +171,11 @@ def row_summaries(events: Iterable[Any]) -> dict[int, dict[str, Any]]:
     worst: dict[int, tuple[tuple[int, int, int], dict[str, Any]]] = {}
     n_findings: dict[int, int] = defaultdict(int)
     n_serious: dict[int, int] = defaultdict(int)
+    steps_done: dict[int, int] = {}
     for src, event_id, pk, a, b, c, text, flag in sorted(_page_reads(ids), key=lambda r: r[2]):
+        if src == _STEPS:
+            steps_done[event_id] = pk
+            continue
         if src == _OUTCOME:  # a: rule id, b: state, text: the rule's text, flag: demoted
             lost[event_id].append({"rule_id": a, "text": _start(text), "state": b, "demoted": flag})
             continue
@@ -209,6 +205,7 @@ def row_summaries(events: Iterable[Any]) -> dict[int, dict[str, Any]]:
             "worst": w[1] if w else None,
             "n_findings": n_findings.get(pk, 0),
             "n_serious": n_serious.get(pk, 0),
+            "checklist_done": steps_done.get(pk, 0),
         }
     return out
 

@@ -84,9 +84,7 @@ def event_rows_html(
     events: Iterable[Any], summaries: Mapping[int, Mapping[str, Any]], project_names: Mapping[int, str]
 ) -> SafeString:
     """The `<tr>` of each event, newest first as given. `events`: ingest.selectors.ListRows of
-    ui.events.LIST_COLUMNS and `checklist_done` (regression.selectors.checklist_done: steps
-    done); `summaries` is
-    ui.event_rows.row_summaries of them; `project_names`: {project id: name} of their projects."""
+    ui.events.LIST_COLUMNS; `summaries` is ui.event_rows.row_summaries of them; `project_names`: {project id: name} of their projects."""
     detail, timeline, checklist = (
         _url_of("ui:event-detail"),
         _url_of("ui:session-detail"),
@@ -104,7 +102,7 @@ def event_rows_html(
             if sev
             else '<span class="muted">–</span>'
         )
-        done = e.checklist_done
+        done = s["checklist_done"]
         out.append(
             f'    <tr class="ev ev-{state}">\n'
             f'      <td class="when"><a href="{detail(e.pk)}">{localtime(e.occurred_at).strftime("%Y-%m-%d %H:%M")}</a></td>\n'

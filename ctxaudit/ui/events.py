@@ -16,16 +16,15 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from ctxaudit.alerts.kinds import KNOWN_KINDS, severity_rank
-from ctxaudit.alerts.selectors import open_alert_counts, with_open_alert_counts
+from ctxaudit.alerts.selectors import open_alert_counts, projects_with_open_alerts
 from ctxaudit.core.params import db_int
 from ctxaudit.engine.checks.rule_findings import RULE_FINDING_KINDS
 from ctxaudit.engine.diff import Collapsed, Limits, expand_lines, expand_messages, plan_contexts
 from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.models import Event, Session
 from ctxaudit.ingest.selectors import COUNT_CAP, event_page
-from ctxaudit.projects.access import event_for_user, events_of_projects, projects_for_user
+from ctxaudit.projects.access import event_for_user, events_of_projects
 from ctxaudit.projects.audit import log_content_access
-from ctxaudit.regression.selectors import checklist_done
 from ctxaudit.ui.event_items import detail_highlights, finding_items, rule_items, token_table
 from ctxaudit.ui.event_pages import FULL_ROWS_PER_PAGE as FULL_ROWS_PER_PAGE  # re-exported for tests
 from ctxaudit.ui.event_pages import diff_page
@@ -76,9 +75,7 @@ def event_list(request: HttpRequest) -> HttpResponse:
     # The user's projects, read once: the filter's choices, the rows' project names, the nav's
     # open alerts and the scope of every query below (issue 13: each query of this page costs about as much in
     # Django and on the wire as the keyset read of its 50 rows in the database).
-    projects = list(
-        with_open_alert_counts(projects_for_user(request.user).order_by("name").only("id", "name"))
-    )
+    projects = projects_with_open_alerts(request.user)
     names = {p.pk: p.name for p in projects}
     f = {
         k: request.GET.get(k, "").strip()
@@ -106,7 +103,6 @@ def event_list(request: HttpRequest) -> HttpResponse:
         params=request.GET.dict(),
         query=query,
         size=PAGE_SIZE,
-        annotations={"checklist_done": checklist_done()},
         columns=LIST_COLUMNS,
     )
     ctx = {

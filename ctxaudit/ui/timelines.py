@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from ctxaudit.alerts.selectors import open_alert_counts, with_open_alert_counts
+from ctxaudit.alerts.selectors import open_alert_counts, projects_with_open_alerts
 from ctxaudit.ingest.models import Event, Session
 from ctxaudit.projects.access import projects_for_user, session_for_user
 from ctxaudit.timelines.selectors import (
@@ -303,9 +303,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     failed, how many rules decayed; ?project= and ?q= (part of the session id) narrow it.
     The same number of queries whatever the page (two of them the list's: count and rows); the
     user's projects are read once, for the filter, the scope and the nav's open alerts."""
-    projects = list(
-        with_open_alert_counts(projects_for_user(request.user).order_by("name").only("id", "name"))
-    )
+    projects = projects_with_open_alerts(request.user)
     f = {k: request.GET.get(k, "").strip()[:200] for k in ("project", "q")}
     scope = [p.pk for p in projects if not f["project"] or p.name == f["project"]]
     qs = Session.objects.filter(project_id__in=scope) if scope else Session.objects.none()

@@ -70,8 +70,8 @@ def test_every_page_of_a_long_list_takes_the_same_five_queries(client, alice, pr
     ChecklistStep.objects.create(event=events[200], step=1, status=ChecklistStep.Status.DONE)
     client.login(username="alice", password=PASSWORD)
     n_first, first = _queries(client, "/")
-    # session, user, the projects (with the nav's open alerts), the rows (with their count and
-    # checklist progress), their lost rules and findings
+    # session, user, the projects (with the nav's open alerts), the rows (with their count),
+    # their lost rules, findings and checklist progress
     assert n_first == 5
     n2, second = _queries(client, _link(first, "older ›"))
     n3, third = _queries(client, _link(second, "older ›"))
@@ -86,7 +86,7 @@ def test_every_page_of_a_long_list_takes_the_same_five_queries(client, alice, pr
     assert _ids(oldest) == [e.pk for e in events[250:]] and "page 6 of 6" in oldest
     assert _ids(numbered) == [e.pk for e in events[150:200]]
     assert "260 events" in first
-    # the checklist progress of a row on page 5 comes with the rows
+    # the checklist progress of a row on page 5 comes with the page's findings
     fifth = client.get(_link(fourth, "older ›")).content.decode()
     assert f'href="/events/{events[200].pk}/checklist/" title="troubleshooting checklist">1/7</a>' in fifth
 

@@ -49,6 +49,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # outermost: the work it defers runs after every other middleware has answered
+    "ctxaudit.core.after_response.AfterResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -167,6 +169,10 @@ _broker_url = env.str("CELERY_BROKER_URL", default="")
 # only keeps kombu from guessing a localhost AMQP broker (it is never used while eager).
 CELERY_BROKER_URL = _broker_url or "memory://"
 CELERY_TASK_ALWAYS_EAGER = not _broker_url
+# Alert evaluation after a request's answer, not before it (core/after_response.py). Off, it runs
+# before the answer; the tests that use Django's live_server turn it off: there the server thread
+# and the test share one SQLite connection, and work after the answer would run beside the test.
+CTXAUDIT_WORK_AFTER_RESPONSE = True
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

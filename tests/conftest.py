@@ -52,3 +52,15 @@ def api_key(project) -> str:
 @pytest.fixture
 def other_api_key(charlie) -> str:
     return api_key_for("other")
+
+
+@pytest.fixture(autouse=True)
+def _work_before_the_answer_with_live_server(request):
+    """live_server shares the test's SQLite connection with its server thread: work after the
+    answer (core/after_response.py) would run on it beside the test's next query."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    settings = request.getfixturevalue("settings")
+    settings.CTXAUDIT_WORK_AFTER_RESPONSE = False
+    yield

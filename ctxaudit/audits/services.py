@@ -10,6 +10,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from ctxaudit.audits.models import Finding, RuleOutcome
+from ctxaudit.core.after_response import run_after_response
 from ctxaudit.engine import ContextPair, Rule, Severity, embeddings, run_checks
 from ctxaudit.engine.formats import context_from_json
 from ctxaudit.ingest.handoff import handoff_take
@@ -178,7 +179,9 @@ def event_check(*, event_id: int, semantic: bool | None = None) -> Event | None:
             + (("rules",) if extracted else ())
             + (("attempts",) if fresh else ())
         )
-        transaction.on_commit(lambda: after_check(event_id))
+        # Alerts follow the answer: in the embedded default this check runs inside the POST that
+        # stored the event, and its 202 need not wait for them (core/after_response.py).
+        transaction.on_commit(lambda: run_after_response(lambda: after_check(event_id)))
     return event
 
 

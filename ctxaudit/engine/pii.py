@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from ctxaudit.engine.cn_regions import PROVINCE_CODES, REGION_CODES
+from ctxaudit.engine.language.automata import Automaton
 
 PLACEHOLDERS = {
     "secret": "[SECRET]",
@@ -52,20 +53,20 @@ class PiiMatch:
 _NB = r"(?<![0-9A-Za-z])"  # not after an ASCII letter or digit
 _NA = r"(?![0-9A-Za-z])"  # not before one
 
-# (literal that must occur, pattern): the `in` test skips the scan on ordinary text. Each pattern
+# (literals one of which must occur, pattern): text without them skips the scan. Each pattern
 # starts with its literal and checks the character before it afterwards ("sk-(?<![A-Za-z0-9]sk-)"
 # is "(?<![A-Za-z0-9])sk-" exactly): a pattern that starts with a lookbehind makes `re` try every
 # position, one that starts with a literal lets it skip ahead to the literal.
 _SECRET_RES = [
-    ("sk-", re.compile(r"sk-(?<![A-Za-z0-9]sk-)(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}")),
-    ("AKIA", re.compile(r"AKIA(?<![A-Za-z0-9]AKIA)[0-9A-Z]{16}(?![0-9A-Z])")),
-    ("ASIA", re.compile(r"ASIA(?<![A-Za-z0-9]ASIA)[0-9A-Z]{16}(?![0-9A-Z])")),
-    ("_", re.compile(r"gh(?<![A-Za-z0-9]gh)[pousr]_[A-Za-z0-9]{30,}")),
-    ("github_pat_", re.compile(r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{30,}")),
-    ("xox", re.compile(r"xox(?<![A-Za-z0-9]xox)[abposr]-[A-Za-z0-9\-]{10,}")),
-    ("cta_", re.compile(r"cta_(?<![A-Za-z0-9]cta_)[0-9a-f]{8}_[A-Za-z0-9_\-]{20,}")),
+    (("sk-",), re.compile(r"sk-(?<![A-Za-z0-9]sk-)(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{20,}")),
+    (("AKIA",), re.compile(r"AKIA(?<![A-Za-z0-9]AKIA)[0-9A-Z]{16}(?![0-9A-Z])")),
+    (("ASIA",), re.compile(r"ASIA(?<![A-Za-z0-9]ASIA)[0-9A-Z]{16}(?![0-9A-Z])")),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), re.compile(r"gh(?<![A-Za-z0-9]gh)[pousr]_[A-Za-z0-9]{30,}")),
+    (("github_pat_",), re.compile(r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{30,}")),
+    (("xox",), re.compile(r"xox(?<![A-Za-z0-9]xox)[abposr]-[A-Za-z0-9\-]{10,}")),
+    (("cta_",), re.compile(r"cta_(?<![A-Za-z0-9]cta_)[0-9a-f]{8}_[A-Za-z0-9_\-]{20,}")),
     (
-        "eyJ",
+        ("eyJ",),
         re.compile(r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     ),
 ]
@@ -95,6 +96,21 @@ _LABELLED_SECRET_RES = _labelled_res("")
 # For texts joined with SEPARATOR (redact_many): the labelled value is the one pattern whose
 # characters include NUL, so this copy stops at it, as the value stops at the end of its own text.
 _LABELLED_SECRET_RES_JOINED = _labelled_res(r"\x00")
+# The literals secret matches start with and the label words, all found in one pass over the
+# casefolded text (the Rust aho-corasick crate) instead of one scan per word: 1.3 M characters of
+# a 200k-token event cost 14 scans (~9 ms; issue 13). A literal is searched in lower case, so
+# the gate may open on "Akia" too (the pattern then finds nothing): it never stays shut on a
+# literal, since casefolding turns each of its ASCII letters into the lower-case one in place.
+_GATE_WORDS = sorted(
+    {lit.lower() for lits, _ in _SECRET_RES for lit in lits}
+    | {w for words, _, _ in _LABELLED_SECRET_RES for w in words}
+)
+_GATE = Automaton(_GATE_WORDS, longest=False)
+# {gate word: the _SECRET_RES indexes it opens}
+_OPENS = {
+    w: [i for i, (lits, _) in enumerate(_SECRET_RES) if any(lit.lower() == w for lit in lits)]
+    for w in _GATE_WORDS
+}
 _EMAIL_RE = re.compile(
     r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
 )
@@ -194,35 +210,29 @@ def _digit_windows(text: str) -> list[tuple[int, int, int, bool]]:
     return out
 
 
-def _occurrences(text: str, word: str) -> list[int]:
-    out = []
-    i = text.find(word)
-    while i >= 0:
-        out.append(i)
-        i = text.find(word, i + 1)
-    return out
-
-
 def _labelled_secrets(
-    text: str, patterns: list[tuple[tuple[str, ...], int, re.Pattern[str]]]
+    text: str,
+    folded: str,
+    at: dict[str, list[int]],
+    patterns: list[tuple[tuple[str, ...], int, re.Pattern[str]]],
 ) -> list[tuple[int, PiiMatch]]:
     """Secrets after a label ("Bearer …", "password=…"). Every match starts at most `lead`
     characters before an occurrence of one of its words, so the pattern is tried only at those
     starts, left to right, each match's end the next lower bound: what finditer over the whole
     text finds (its leftmost-first matches), without running the pattern over text that has
-    no label (1.3 M characters of a 200k-token event: 50 ms → under 1; issue 13)."""
-    folded = text.lower() if text.isascii() else text.casefold()  # the same on ASCII, cheaper
+    no label (1.3 M characters of a 200k-token event: 50 ms → under 1; issue 13). `folded`: the
+    text casefolded; `at`: {word: its starts in `folded`}."""
     # casefold never shortens a character, so equal lengths mean positions correspond.
     same = len(folded) == len(text)
     out: list[tuple[int, PiiMatch]] = []
     for words, lead, rx in patterns:
         if not same:
-            if any(w in folded for w in words):
+            if any(w in at for w in words):
                 out += [(0, PiiMatch("secret", m.start(1), m.end(1))) for m in rx.finditer(text)]
             continue
         pos = 0  # no match starts before the end of the previous one
         tried = -1  # every start up to here failed
-        for w in sorted({i for word in words for i in _occurrences(folded, word)}):
+        for w in sorted({i for word in words for i in at.get(word, ())}):
             if w < pos:
                 continue
             for start in range(max(pos, tried + 1, w - lead), w + 1):
@@ -267,11 +277,13 @@ def _find(
     text: str, strict_region: bool, labelled: list[tuple[tuple[str, ...], int, re.Pattern[str]]]
 ) -> list[PiiMatch]:
     found: list[tuple[int, PiiMatch]] = []
-    for literal, rx in _SECRET_RES:
-        if literal not in text:
-            continue
-        found += [(0, PiiMatch("secret", m.start(), m.end())) for m in rx.finditer(text)]
-    found += _labelled_secrets(text, labelled)
+    folded = text.lower() if text.isascii() else text.casefold()  # the same on ASCII, cheaper
+    words_at: dict[str, list[int]] = {}  # each gate word's starts in `folded`
+    for k, start, _ in _GATE.matches(folded):
+        words_at.setdefault(_GATE_WORDS[k], []).append(start)
+    for i in sorted({i for w in words_at for i in _OPENS[w]}):
+        found += [(0, PiiMatch("secret", m.start(), m.end())) for m in _SECRET_RES[i][1].finditer(text)]
+    found += _labelled_secrets(text, folded, words_at, labelled)
     at = text.find("@")
     if at >= 0:
         # No e-mail starts before the run of local-part characters that ends at the first "@".

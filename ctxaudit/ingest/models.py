@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 from django.db import models
 from django.utils import timezone
 
@@ -22,6 +23,19 @@ class Utf8JSONEncoder(json.JSONEncoder):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["ensure_ascii"] = False
         super().__init__(*args, **kwargs)
+
+    def encode(self, o: Any) -> str:
+        # orjson writes the same JSON, compact, ~30× faster: a 200k-token context took the json
+        # module ~3 ms per side on POST → checked (issue 13). What orjson will not write (integers
+        # beyond 64 bits, lone surrogates, non-string keys) goes the json module's way, as does
+        # any layout asked for. Non-finite floats come out as null (the json module's NaN is not
+        # JSON; PostgreSQL refuses it).
+        if self.indent is None and not self.sort_keys and not self.skipkeys:
+            try:
+                return orjson.dumps(o).decode()
+            except TypeError:  # orjson.JSONEncodeError is a TypeError
+                pass
+        return super().encode(o)
 
 
 class Session(models.Model):

@@ -15,6 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from ctxaudit.core.sqlite_wal import checkpoint_after_response
 from ctxaudit.engine.formats import ContextFormatError, context_to_json, parse_context
 from ctxaudit.engine.strategies import strategy_family
 from ctxaudit.engine.transcripts import TranscriptError, read_transcript
@@ -131,6 +132,7 @@ def event_ingest(
                 if rules:
                     _record_rules_in_force(event.session_id, event.pk, rules)
         transaction.on_commit(lambda: _enqueue_handing_off(event.pk, before, after))
+        transaction.on_commit(checkpoint_after_response)
     except IntegrityError:
         # A concurrent retry with the same Idempotency-Key won the race: answer with its event.
         if idempotency_key:

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from ctxaudit.alerts.services import evaluations_requeue
 from ctxaudit.core.demo.load import DEMO_PROJECT, demo_load
 from ctxaudit.projects.models import Membership, Project
 
@@ -30,6 +31,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
+        # Alerts of events a previous run checked but died before evaluating (they follow the
+        # answer: core/after_response.py); with no broker and no beat, nothing else would.
+        evaluations_requeue(older_than_seconds=0)
         if not os.environ.get("CTXAUDIT_BASE_URL"):
             # Links in alert notifications point at the address the demo serves.
             settings.CTXAUDIT_BASE_URL = f"http://{opts['addrport']}"

@@ -1,0 +1,76 @@
+"""Work that follows a request's answer: run once the response has been sent.
+
+In the embedded default (no broker) Celery runs every task in the process that sends it, so the
+alert evaluation that follows a check ran inside the POST that stored the event, and the agent
+waited ~20 ms for alerts of a 200k-token event before it got its 202 (issue 13: POST → checked).
+With a broker that evaluation is a worker's job and the request never waits for it; here it
+runs right after the answer, in the same thread: a WSGI server calls the response's close()
+once the body is written (PEP 3333), and Django sends `request_finished` from there.
+
+Outside a request (a Celery worker, a management command, a test that calls a service) the work
+runs at once. Work lost to a process that dies between the answer and its run is what
+alerts.services.evaluations_requeue finds (events checked without an alert evaluation): the
+beat sweep with a broker, `manage.py demo` at start in the embedded default.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import request_finished
+from django.http import HttpRequest, HttpResponse
+
+logger = logging.getLogger(__name__)
+_local = threading.local()
+
+
+def run_after_response(fn: Callable[[], object]) -> None:
+    """Run `fn` once the current request's response has been sent, or now outside a request.
+    An exception `fn` raises after the answer is logged, not raised (the client has its answer)."""
+    pending: list[Callable[[], object]] | None = getattr(_local, "pending", None)
+    if pending is None:
+        fn()
+    else:
+        pending.append(fn)
+
+
+def in_request_after_response(fn: Callable[[], object]) -> bool:
+    """Run `fn` once the current request's response has been sent, as run_after_response; outside
+    a request do nothing. True when it was queued."""
+    pending: list[Callable[[], object]] | None = getattr(_local, "pending", None)
+    if pending is None:
+        return False
+    pending.append(fn)
+    return True
+
+
+def _run_pending(**_: Any) -> None:
+    pending: list[Callable[[], object]] | None = getattr(_local, "pending", None)
+    _local.pending = None
+    if not pending:
+        return
+    for fn in pending:
+        try:
+            fn()
+        except Exception:
+            logger.exception("work after the response failed: %r", fn)
+    # A connection the work opened is left to the next request_started (close_old_connections):
+    # closing it here would also end the transaction a test client's request runs in.
+
+
+request_finished.connect(_run_pending, dispatch_uid="ctxaudit.after_response")
+
+
+class AfterResponseMiddleware:
+    """Opens the request's list of work for after the answer (run_after_response)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        _local.pending = [] if settings.CTXAUDIT_WORK_AFTER_RESPONSE else None
+        return self.get_response(request)

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
@@ -131,7 +132,7 @@ def event_ingest(
                 event.save(force_insert=True)
                 if rules:
                     _record_rules_in_force(event.session_id, event.pk, rules)
-        transaction.on_commit(lambda: _enqueue_handing_off(event.pk, before, after))
+        transaction.on_commit(lambda: _enqueue_handing_off(event, before, after))
         transaction.on_commit(checkpoint_after_response)
     except IntegrityError:
         # A concurrent retry with the same Idempotency-Key won the race: answer with its event.
@@ -143,10 +144,15 @@ def event_ingest(
     return event, True
 
 
-def _enqueue_handing_off(event_id: int, before: Context, after: Context) -> None:
+def _enqueue_handing_off(event: Event, before: Context, after: Context) -> None:
     # A check that runs right here (the embedded default) takes the parsed contexts (ingest/handoff.py).
-    with handed_off(event_id, before, after):
-        event_enqueue_check(event_id)
+    with handed_off(event.pk, before, after):
+        event_enqueue_check(event.pk)
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        # It ran in this process: the answer says what the event is now ("checked"), not "pending".
+        event.status = (
+            Event.objects.filter(pk=event.pk).values_list("status", flat=True).first() or event.status
+        )
 
 
 def _session_upsert_sql(project_id: int, external_id: str, occurred_at: datetime) -> tuple[str, list[Any]]:

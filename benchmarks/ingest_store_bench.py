@@ -80,6 +80,7 @@ def main() -> None:
     before, after, tb, ta = ingest_bench.build_contexts(args.tokens, 0.25)
     bodies = ingest_bench._bodies(before, after, args.requests + 1, f"store-{os.getpid()}")
     services.event_enqueue_check = lambda _pk: None  # store only: a worker would check it later
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # as with a broker: the answer does not ask how the check went
     client = Client()
     pg = connection.vendor == "postgresql"
     with connection.cursor() as c:

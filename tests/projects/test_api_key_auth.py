@@ -110,3 +110,22 @@ def test_it_documents_the_default_body_limit(settings) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert f"`CTXAUDIT_MAX_BODY_BYTES` | `{settings.CTXAUDIT_MAX_BODY_BYTES}`" in readme
     assert "`CTXAUDIT_RATE_LIMIT_PER_MINUTE` | `600`" in readme
+
+
+def test_the_lookup_returns_the_key_with_its_project_as_stored(project) -> None:
+    from ctxaudit.projects.auth import api_key_lookup
+    from ctxaudit.projects.models import Project, ProjectRule
+
+    other = Project.objects.create(name="quiet ‮ tenant", redact_pii=False, decay_compressions=4)
+    key_row, raw = api_key_create(project_name=other.name, scopes=("ingest",))
+    found = api_key_lookup(raw)
+    assert found is not None and found.pk == key_row.pk and found.scopes == ["ingest"]
+    assert (found.project.pk, found.project.name) == (other.pk, "quiet ‮ tenant")
+    assert found.project.redact_pii is False and found.project.decay_compressions == 4
+    assert found.project.created_at == other.created_at and timezone.is_aware(found.project.created_at)
+    assert found.project.has_rule_set is False
+    ProjectRule.objects.create(project=other, rule_id="R1", text="Never share keys.")
+    assert api_key_lookup(raw).project.has_rule_set is True  # type: ignore[union-attr]
+    assert api_key_lookup(raw[:-1] + ("x" if raw[-1] != "x" else "y")) is None  # a wrong secret
+    ApiKey.objects.filter(pk=key_row.pk).update(revoked_at=timezone.now())
+    assert api_key_lookup(raw) is None

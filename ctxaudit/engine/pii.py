@@ -105,7 +105,7 @@ _GATE_WORDS = sorted(
     {lit.lower() for lits, _ in _SECRET_RES for lit in lits}
     | {w for words, _, _ in _LABELLED_SECRET_RES for w in words}
 )
-_GATE = Automaton(_GATE_WORDS, longest=False)
+_GATE = Automaton(_GATE_WORDS, longest=False, rare=True)
 # {gate word: the _SECRET_RES indexes it opens}
 _OPENS = {
     w: [i for i, (lits, _) in enumerate(_SECRET_RES) if any(lit.lower() == w for lit in lits)]

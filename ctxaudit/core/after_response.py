@@ -5,7 +5,7 @@ alert evaluation that follows a check ran inside the POST that stored the event,
 waited ~20 ms for alerts of a 200k-token event before it got its 202 (issue 13: POST → checked).
 With a broker that evaluation is a worker's job and the request never waits for it; here it
 runs right after the answer, in the same thread: a WSGI server calls the response's close()
-once the body is written (PEP 3333), and Django sends `request_finished` from there.
+once the body is written (PEP 3333), and the response runs the request's work from there.
 
 Outside a request (a Celery worker, a management command, a test that calls a service) the work
 runs at once. Work lost to a process that dies between the answer and its run is what
@@ -18,10 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from django.conf import settings
-from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponse
 
 logger = logging.getLogger(__name__)
@@ -48,29 +46,38 @@ def in_request_after_response(fn: Callable[[], object]) -> bool:
     return True
 
 
-def _run_pending(**_: Any) -> None:
-    pending: list[Callable[[], object]] | None = getattr(_local, "pending", None)
-    _local.pending = None
-    if not pending:
-        return
+def _run(pending: list[Callable[[], object]]) -> None:
     for fn in pending:
         try:
             fn()
         except Exception:
             logger.exception("work after the response failed: %r", fn)
-    # A connection the work opened is left to the next request_started (close_old_connections):
-    # closing it here would also end the transaction a test client's request runs in.
-
-
-request_finished.connect(_run_pending, dispatch_uid="ctxaudit.after_response")
 
 
 class AfterResponseMiddleware:
-    """Opens the request's list of work for after the answer (run_after_response)."""
+    """Opens the request's list of work for after the answer (run_after_response) and hands it
+    to the response, which runs it when the server closes it. The list belongs to the response,
+    not to the thread: under ASGI one thread runs the views of requests whose answers are still
+    being sent."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        _local.pending = [] if settings.CTXAUDIT_WORK_AFTER_RESPONSE else None
-        return self.get_response(request)
+        if not settings.CTXAUDIT_WORK_AFTER_RESPONSE:
+            return self.get_response(request)
+        outer = getattr(_local, "pending", None)
+        pending: list[Callable[[], object]] = []
+        _local.pending = pending
+        try:
+            response = self.get_response(request)
+        except BaseException:
+            _run(pending)  # no response will be closed: the work runs now
+            raise
+        finally:
+            _local.pending = outer
+        if pending:
+            # HttpResponseBase.close() calls these (FileResponse closes its file this way), then
+            # sends request_finished; a WSGI server calls close() once the body is written.
+            response._resource_closers.append(lambda: _run(pending))  # type: ignore[attr-defined]
+        return response

@@ -29,7 +29,12 @@ def _view(request: Any) -> HttpResponse:
     return HttpResponse(b"answer")
 
 
-urlpatterns = [path("after/", _view)]
+def _named(request: Any, name: str) -> HttpResponse:
+    run_after_response(lambda: ran.append(name))
+    return HttpResponse(name.encode())
+
+
+urlpatterns = [path("after/", _view), path("named/<str:name>/", _named)]
 
 
 def _wsgi(
@@ -69,6 +74,20 @@ def test_in_a_request_the_work_runs_when_the_server_closes_the_response(caplog) 
         result.close()
     assert ran == ["first", "third"]  # one failing piece of work does not stop the others
     assert "work after the response failed" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(ROOT_URLCONF=__name__)
+def test_each_response_runs_its_own_work_when_answers_interleave() -> None:
+    # ASGI runs the views of several requests in one thread while their answers are being sent
+    ran.clear()
+    first, _ = _wsgi("GET", "/named/a/")
+    second, _ = _wsgi("GET", "/named/b/")
+    assert ran == []
+    second.close()
+    assert ran == ["b"]
+    first.close()
+    assert ran == ["b", "a"]
 
 
 @pytest.mark.django_db(transaction=True)

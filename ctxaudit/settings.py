@@ -11,6 +11,7 @@ from pathlib import Path
 import environ
 from csp.constants import NONCE as CSP_NONCE
 from csp.constants import SELF as CSP_SELF
+from django.utils.log import DEFAULT_LOGGING
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -232,10 +233,19 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="ctxaudit <alerts@loc
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # runserver's request lines as Django formats them (configuring "django" below resets it)
+    "formatters": {"django.server": DEFAULT_LOGGING["formatters"]["django.server"]},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "django.server": DEFAULT_LOGGING["handlers"]["django.server"],
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     # In the embedded default every check would print "Task … succeeded": that is worker chatter.
     "loggers": {
+        # Django's own console handler (DEBUG only) printed each 403/404 a second time beside the
+        # root's: its records go to the root handler only.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.server": DEFAULT_LOGGING["loggers"]["django.server"],
         "celery.app.trace": {"level": "INFO" if _broker_url else "WARNING"},
         "ctxaudit.tasks": {"level": "INFO" if _broker_url else "WARNING"},
         # kombu warns that memory:// has no hostname; with no broker that is expected.

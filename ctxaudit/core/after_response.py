@@ -26,24 +26,22 @@ logger = logging.getLogger(__name__)
 _local = threading.local()
 
 
-def run_after_response(fn: Callable[[], object]) -> None:
-    """Run `fn` once the current request's response has been sent, or now outside a request.
-    An exception `fn` raises after the answer is logged, not raised (the client has its answer)."""
-    pending: list[Callable[[], object]] | None = getattr(_local, "pending", None)
-    if pending is None:
-        fn()
-    else:
-        pending.append(fn)
-
-
 def in_request_after_response(fn: Callable[[], object]) -> bool:
-    """Run `fn` once the current request's response has been sent, as run_after_response; outside
-    a request do nothing. True when it was queued."""
+    """Queue `fn` to run once the current request's response has been sent; outside a request do
+    nothing. True when it was queued. An exception `fn` raises then is logged, not raised (the
+    client has its answer)."""
     pending: list[Callable[[], object]] | None = getattr(_local, "pending", None)
     if pending is None:
         return False
     pending.append(fn)
     return True
+
+
+def run_after_response(fn: Callable[[], object]) -> None:
+    """Run `fn` once the current request's response has been sent (in_request_after_response),
+    or now outside a request."""
+    if not in_request_after_response(fn):
+        fn()
 
 
 def _run(pending: list[Callable[[], object]]) -> None:

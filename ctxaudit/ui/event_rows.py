@@ -124,8 +124,8 @@ _OUTCOME, _FINDING, _STEPS = 0, 1, 2
 
 def _page_reads_sql(vendor: str) -> str:
     """The UNION ALL of _page_reads as SQL text with three placeholders (the ids, thrice). Written
-    out, not built by the ORM: building and compiling the two querysets cost more than the
-    database took to answer them, and on PostgreSQL the ids go as one array parameter, so the
+    out, not built by the ORM: building and compiling the querysets cost more than the database
+    took to answer them, and on PostgreSQL the ids go as one array parameter, so the
     text is the same for every page and psycopg's statement cache keeps its parsed form."""
     outcome, finding, step = RuleOutcome._meta.db_table, Finding._meta.db_table, ChecklistStep._meta.db_table
     ids = "= ANY(%s::bigint[])" if vendor == "postgresql" else "IN (SELECT value FROM json_each(%s))"

@@ -203,3 +203,33 @@ def test_it_sends_an_expired_htmx_session_to_the_login_page(client, alice, check
     assert (
         client.get(f"/events/{ev.pk}/expand/?level=messages").status_code == 302
     )  # plain request: the usual redirect
+
+
+def test_an_intact_rule_zone_does_not_read_as_all_rules_kept(client, alice, checked) -> None:
+    """The system messages came through word for word, but a standing rule the user gave in the
+    history was dropped by the summary: the zone line must not read as a clean bill (no ✓)."""
+    system = {"role": "system", "content": "You are the billing assistant. Never issue a refund above 100 EUR."}
+    ev = checked(
+        before=[
+            system,
+            {"role": "user", "content": "From now on, always answer in French."},
+            {"role": "assistant", "content": "D'accord."},
+            {"role": "user", "content": "Customer 12 asks about invoice 7."},
+        ],
+        after=[
+            system,
+            {"role": "user", "content": "Summary: the customer asks about invoice 7."},
+        ],
+        rules=[
+            {"id": "R1", "text": "Never issue a refund above 100 EUR."},
+            {"id": "R2", "text": "Always answer in French."},
+        ],
+    )
+    assert ev.verdict == "fail"
+    client.login(username="alice", password=PASSWORD)
+    body = client.get(f"/events/{ev.pk}/").content.decode()
+    line = re.search(r'<p class="zones-summary([^"]*)"[^>]*>(.*?)</p>', body, re.S)
+    assert line is not None
+    assert "zones-intact" not in line.group(1)
+    assert "rule zone came through intact" in line.group(2)
+    assert "Rules were lost or changed all the same, in the history rather than the rule zone" in line.group(2)

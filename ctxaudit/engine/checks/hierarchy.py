@@ -159,6 +159,21 @@ def _span(side: str, index: int, content: str, start: int = 0, end: int | None =
     return Span(side, index, start, end, content[start:end])  # type: ignore[arg-type]
 
 
+def _whole_words(content: str, start: int, end: int, reach: int = 24) -> tuple[int, int]:
+    """(start, end) grown to the edges of the words they cut, by at most `reach` characters each
+    way: an excerpt of a message's first or last characters reads as words, not as "h). Next"."""
+    s = start
+    while s > 0 and start - s < reach and content[s - 1].isalnum() and content[s].isalnum():
+        s -= 1
+    e = end
+    while e < len(content) and e - end < reach and content[e - 1].isalnum() and content[e].isalnum():
+        e += 1
+    # a word longer than the reach (a hash, a URL) is cut where it was
+    s = s if s == 0 or not content[s - 1].isalnum() else start
+    e = e if e == len(content) or not content[e].isalnum() else end
+    return s, e
+
+
 def _first_line(text: str) -> int:
     """End of the first non-empty line (evidence that points at a message without painting all of it)."""
     end = text.find("\n", len(text) - len(text.lstrip()))
@@ -448,7 +463,7 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
                         "start; the model may read it as a fresh user instruction.",
                         zh,
                     ),
-                    evidence=(_span("after", i, content, 0, min(len(content), 80)),),
+                    evidence=(_span("after", i, content, *_whole_words(content, 0, min(len(content), 80))),),
                 )
             )
         if not _DISCLAIMER.search(content[-400:]):
@@ -463,7 +478,7 @@ def check_summary_hygiene(a: Analysis) -> list[Finding]:
                         "past conversation, not a new instruction or authorization”; the model may take the summary as a new instruction or permission.",
                         zh,
                     ),
-                    evidence=(_span("after", i, content, start, len(content)),),
+                    evidence=(_span("after", i, content, *_whole_words(content, start, len(content))),),
                 )
             )
     return findings

@@ -131,7 +131,10 @@ def test_advice_quotes_start_and_end_on_whole_words() -> None:
             ContextPair(
                 parse_context([{"role": "system", "content": "You are a refund assistant."}, *HISTORY]),
                 parse_context(
-                    [{"role": "system", "content": "You are a refund assistant."}, {"role": "user", "content": summary}]
+                    [
+                        {"role": "system", "content": "You are a refund assistant."},
+                        {"role": "user", "content": summary},
+                    ]
                 ),
                 strategy="summary",
             )

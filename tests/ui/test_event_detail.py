@@ -208,7 +208,10 @@ def test_it_sends_an_expired_htmx_session_to_the_login_page(client, alice, check
 def test_an_intact_rule_zone_does_not_read_as_all_rules_kept(client, alice, checked) -> None:
     """The system messages came through word for word, but a standing rule the user gave in the
     history was dropped by the summary: the zone line must not read as a clean bill (no ✓)."""
-    system = {"role": "system", "content": "You are the billing assistant. Never issue a refund above 100 EUR."}
+    system = {
+        "role": "system",
+        "content": "You are the billing assistant. Never issue a refund above 100 EUR.",
+    }
     ev = checked(
         before=[
             system,
@@ -232,4 +235,6 @@ def test_an_intact_rule_zone_does_not_read_as_all_rules_kept(client, alice, chec
     assert line is not None
     assert "zones-intact" not in line.group(1)
     assert "rule zone came through intact" in line.group(2)
-    assert "Rules were lost or changed all the same, in the history rather than the rule zone" in line.group(2)
+    assert "Rules were lost or changed all the same, in the history rather than the rule zone" in line.group(
+        2
+    )

@@ -19,7 +19,10 @@ and, interleaved with each request (same load), two references: one keyset SQL q
 page's 50 rows, `WHERE project_id = … AND (occurred_at, id) < (…) ORDER BY occurred_at DESC,
 id DESC LIMIT 50` through a raw cursor, and the same keyset read the usual Django way, as 50
 Event models (`list(Event.objects.filter(keyset, project_id=…).order_by(…)[:50])`; the issue's
-259× at 723 ms puts its reference at 2.8 ms, which is what this read costs, not the raw one). Then the session list (issue 13), `/sessions/`, its page 50 and `?q=` part of
+259× at 723 ms puts its reference at 2.8 ms, which is what this read costs, not the raw one). For
+`filtered` and `kind` both references read those pages' rows: the same query with the filter's
+conditions (the finding filters as an EXISTS); the session pages are measured against the
+unfiltered read. Then the session list (issue 13), `/sessions/`, its page 50 and `?q=` part of
 a session id, against the keyset query of 50 sessions by their latest event
 (`ORDER BY last_event_at DESC NULLS LAST, id DESC LIMIT 50`). Printed per page: p50/p95 of the whole request, of the page's SQL alone, the
 reference's p50/p95, the ratios (request p50 / reference p50, request p95 / reference p95, and
@@ -176,10 +179,11 @@ def main() -> None:
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
-    from django.db.models import Q
+    from django.db.models import Exists, OuterRef, Q
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    from ctxaudit.audits.models import Finding
     from ctxaudit.ingest.models import Event
     from ctxaudit.ingest.selectors import cursor_of
 
@@ -194,12 +198,26 @@ def main() -> None:
     ordered = Event.objects.filter(project_id=project_id).order_by("-occurred_at", "-id")
     total = ordered.count()
     mid = ordered.only("id", "occurred_at", "session__external_id").select_related("session")[total // 2]
-    fail_first = None
+    # A filtered page's reference reads the same 50 rows: the keyset query with the filter's
+    # conditions (the finding filters as the EXISTS any such query needs), raw and as models.
+    finding = Finding._meta.db_table
+    filters: dict[str, tuple[str, Any]] = {
+        "filtered": (
+            f" AND verdict = 'fail' AND EXISTS (SELECT 1 FROM {finding} f WHERE f.event_id = ingest_event.id "  # noqa: S608 - constants
+            "AND f.severity IN ('high', 'critical'))",
+            Q(verdict="fail")
+            & Q(Exists(Finding.objects.filter(event=OuterRef("pk"), severity__in=["high", "critical"]))),
+        ),
+        "kind": (
+            f" AND EXISTS (SELECT 1 FROM {finding} f WHERE f.event_id = ingest_event.id AND f.kind = 'rule_weakened')",  # noqa: S608 - constants
+            Q(Exists(Finding.objects.filter(event=OuterRef("pk"), kind="rule_weakened"))),
+        ),
+    }
     pages = {
         "first": ("/", None),
         "deep": (f"/?after={cursor_of(mid)}", mid),
         "offset": (f"/?page={total // 2 // 50}", None),
-        "filtered": ("/?verdict=fail&severity=high", fail_first),
+        "filtered": ("/?verdict=fail&severity=high", None),
         "kind": ("/?kind=rule_weakened", None),
         "session": (f"/?session={mid.session.external_id}", None),
         "sessions*": ("/?session=bench", None),
@@ -215,7 +233,7 @@ def main() -> None:
         "ORDER BY last_event_at DESC NULLS LAST, id DESC LIMIT 50"
     )
 
-    def session_reference(_row: object) -> float:
+    def session_reference(_row: object, _name: str = "") -> float:
         t0 = time.perf_counter()
         with connection.cursor() as c:
             c.execute(session_ref_sql, [project_id])
@@ -226,29 +244,32 @@ def main() -> None:
 
     ref_sql = (
         "SELECT id, occurred_at, session_id, sequence, strategy, verdict, status, tokens_before, tokens_after "
-        "FROM ingest_event WHERE project_id = %s AND (occurred_at, id) < (%s, %s) "
+        "FROM ingest_event WHERE project_id = %s AND (occurred_at, id) < (%s, %s){} "
         "ORDER BY occurred_at DESC, id DESC LIMIT 50"
     )
     far = ordered.only("id", "occurred_at").first()
 
-    def reference(cursor_row: Event | None) -> float:
+    def reference(cursor_row: Event | None, name: str = "") -> float:
         row = cursor_row or far
         at, pk = (row.occurred_at, row.pk + 1) if cursor_row is None else (row.occurred_at, row.pk)
+        sql = ref_sql.format(filters[name][0] if name in filters else "")
         t0 = time.perf_counter()
         with connection.cursor() as c:
-            c.execute(ref_sql, [project_id, at, pk])
+            c.execute(sql, [project_id, at, pk])
             rows = c.fetchall()
         dt = time.perf_counter() - t0
         assert len(rows) == 50
         return dt
 
-    def orm_reference(cursor_row: Event | None) -> float:
+    def orm_reference(cursor_row: Event | None, name: str = "") -> float:
         row = cursor_row or far
         at, pk = (row.occurred_at, row.pk + 1) if cursor_row is None else (row.occurred_at, row.pk)
         t0 = time.perf_counter()
         keyset = Q(occurred_at__lt=at) | Q(occurred_at=at, id__lt=pk)
         # occurred_at <= at as the list writes it: without, PostgreSQL does not range-scan the index.
         ordered = Event.objects.filter(keyset, project_id=project_id, occurred_at__lte=at)
+        if name in filters:
+            ordered = ordered.filter(filters[name][1])
         rows = list(ordered.order_by("-occurred_at", "-id")[:50])
         dt = time.perf_counter() - t0
         assert len(rows) == 50
@@ -265,9 +286,9 @@ def main() -> None:
         req, sql, ref, orm = [], [], [], []
         nq = set()
         for _ in range(args.repeat):
-            ref.append(ref_of(row))
+            ref.append(ref_of(row, name))
             if ref_of is reference:
-                orm.append(orm_reference(row))
+                orm.append(orm_reference(row, name))
             with CaptureQueriesContext(connection) as q:
                 t0 = time.perf_counter()
                 r = client.get(url)

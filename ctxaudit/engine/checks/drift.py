@@ -5,11 +5,15 @@ Scale of `strength` (0..1): force after / force before (lexicon.FORCE_LEVEL: 禁
 plain imperative 0.8, should 0.6, 最好/try to 0.45, 需谨慎/be careful 0.35, narrative 0) × how much of
 the rule's content survives (`coverage`: actions weigh 2, objects 1, generic words like 用户/data 0.5,
 words outside the governed part half) × a penalty per structural loss (scope word dropped 0.85,
-threshold dropped 0.85, object generalised 0.9, scope narrowed 0.75, condition dropped 0.8).
+threshold dropped 0.85, object generalised 0.9, scope narrowed 0.75, condition dropped 0.8). A
+universal rule ("any turbine", "所有地区") kept for one named instance ("the T7 climb", "华南区") is
+scope narrowed.
 
 Verdict per clause:
 - "kept": same or stronger force, coverage ≥ 0.75 and nothing structural lost (a faithful
-  paraphrase: "Refunds above $100 always require a manager approval ticket");
+  paraphrase: "Refunds above $100 always require a manager approval ticket"), or coverage ≥ 0.5
+  when all that is lost is a content word of a clause that joins no requirements (another verb
+  for the same act: "never move a filing deadline" for "never reschedule …");
 - "weakened": the core survives with lower force or lost parts ("删除订单需谨慎");
 - "reversed": the core survives as a permission ("可以删除订单") — strength 0;
 - "absent": nothing with directive force carries the core. Narrative text naming the same things
@@ -533,6 +537,20 @@ def compare_clause(
             if zh
             else f"scope narrowed: {words} → {narrow}"
         )
+    elif (
+        (universal := rc.scope or tuple(dict.fromkeys(m.group() for m in _UNIVERSAL.finditer(rule_text))))
+        and not any(c.scope for c in carriers)
+        and (named := _named_instance(rule_text, window_text) or _zh_qualified(rule_text, window_text))
+    ):
+        # "before anyone climbs any turbine" → "before the T7 climb": one named instance for the whole
+        # (the quantifier may stand in another clause of the rule: its condition)
+        factor *= PENALTY["narrowed"]
+        words = "、".join(universal)
+        lost.append(
+            f"范围缩小：{words} → {named} / scope narrowed: {words} → {named}"
+            if zh
+            else f"scope narrowed: {words} → {named}"
+        )
     elif rc.scope and not hard_after and not any(c.scope for c in carriers):
         factor *= PENALTY["scope"]
         words = "、".join(dict.fromkeys(rc.scope))
@@ -585,10 +603,29 @@ def compare_clause(
     core_cov = (
         sum(weights[c] * credit.get(c, 0.0) for c in rc.core if c in weights) / core_w if core_w else 0.0
     )
+    # a content word of the rule the text does not use, with force, numbers, scope and condition
+    # kept, is a rewording ("never move a court filing deadline" for "never reschedule …", "hiring
+    # managers never receive …" for "do not share … with hiring managers") — unless the rule joins
+    # requirements ("after the canary passes and the security lead signs off"): then the word may
+    # be one of them, dropped
+    reworded = (
+        ratio >= 1.0
+        and bool(dropped)
+        and len(lost) == 1
+        and not any(c in rc.condition for c in dropped)
+        and not _COORD.search(rule_text, rc.start, rc.end)
+        and not unrelated
+        # a thing the rule names, gone, with a word the lexicon does not know in its place, is
+        # another thing ("any SLA breach" for "any suspicious activity report", "早班" for "夜间班次")
+        and not (unknown and any(_kind(c) is not Kind.ACTION for c in dropped))
+    )
     kept = (
         ratio >= 1.0
-        and not lost
-        and (coverage >= KEPT_COVERAGE or (coverage >= LOOSE_COVERAGE and core_cov >= KEPT_COVERAGE))
+        and (not lost or reworded)
+        and (
+            coverage >= KEPT_COVERAGE
+            or (coverage >= LOOSE_COVERAGE and (core_cov >= KEPT_COVERAGE or reworded))
+        )
     )
     if kept:
         return ClauseDrift(
@@ -621,8 +658,79 @@ def _narrowing(rule_text: str, carriers: list[Clause], window_text: str, window_
     return None
 
 
+# A name for one instance: an identifier mixing letters and digits ("T7", "WO-5512", "14B") or two or
+# more capitalised words ("Central Station"); a leading article is no part of it.
+_NAME = re.compile(
+    r"\b(?:[A-Z]{1,4}-?\d{1,6}[A-Z]?|\d{1,4}[A-Z]{1,2})\b|\b[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)+\b"
+)
+_UNIVERSAL = re.compile(r"\b(?:any|every|each|all)\b|所有|任何|一律|全部", re.I)
+_ARTICLE = re.compile(r"^(?:The|A|An|This|That|These|Those|Our|Your|Its|Their|Every|Each|Any|All|No)\s+")
+
+
+def _named_instance(rule_text: str, window_text: str) -> str | None:
+    """The first name of one instance (_NAME) in the text that carries the rule, when the rule does
+    not name it itself, or None: what a universal rule ("any turbine", "every locker in the
+    network") was narrowed to ("before the T7 climb", "at the Central Station site")."""
+    rule = rule_text.casefold()
+    for m in _NAME.finditer(window_text):
+        name = _ARTICLE.sub("", m.group())
+        if " " not in name and not any(ch.isdigit() for ch in name):
+            continue  # one capitalised word after an article: the start of a sentence
+        if name.casefold() not in rule:
+            return name
+    return None
+
+
+_ZH_UNIVERSAL = re.compile(r"所有|任何|一切|全部|全体|凡是?|每一?[个位条项名家次份笔台辆件]?|各[个位类项]?")
+_ZH_FORCE_START = re.compile(r"都|均|一律|必须|必需|须|不得|不能|不准|不可|禁止|严禁|应当?|要|需要?")
+_ZH_FUNCTION = frozenset("把将对给在的是和与及或让向从由被于为")
+
+
+def _zh_qualified(rule_text: str, window_text: str) -> str | None:
+    """What a Chinese universal rule was narrowed to, or None: "所有地区的用户数据都不得导出" kept as
+    "华南区的用户数据不得导出", "所有候选人的面试录音" as "技术岗候选人的面试录音". The noun phrase after the
+    rule's quantifier (up to its force word) is looked for in the text, its longest tail of three
+    characters or more; a short qualifier of Chinese characters standing alone before that tail
+    (after punctuation or at the start, at most four characters, no quantifier, not the phrase's
+    own head) took the quantifier's place."""
+    for m in _ZH_UNIVERSAL.finditer(rule_text):
+        rest = rule_text[m.end() :]
+        stop = _ZH_FORCE_START.search(rest)
+        phrase = rest[: stop.start() if stop else len(rest)].strip()
+        if len(phrase) < 3 or not all(_CJK.match(ch) for ch in phrase):
+            continue
+        for k in range(len(phrase) - 2):
+            tail = phrase[k:]
+            at = window_text.find(tail)
+            if at < 0:
+                continue
+            j = at
+            while j > 0 and _CJK.match(window_text[j - 1]):
+                j -= 1
+            lead = window_text[j:at]
+            if (
+                0 < len(lead) <= 4
+                and not _ZH_UNIVERSAL.search(lead)
+                and lead[-1] not in _ZH_FUNCTION
+                and lead not in phrase[:k]
+            ):
+                return lead + _head_word(tail)
+            break  # the longest tail found decides
+    return None
+
+
+def _head_word(tail: str) -> str:
+    """The tail's leading characters up to its first 的 (the qualified noun: "区的用户数据" → "区")."""
+    head, sep, _ = tail.partition("的")
+    return head if sep else ""
+
+
 # "so I can ask them", "我可以自己去问": what the speaker is able to do permits the agent nothing.
 _SPEAKER_ABILITY = re.compile(r"\b(?:I|we)\s+(?:can|could|may)\b|我们?(?:可以|能)", re.I)
+
+
+# words that join two requirements in one clause ("X and Y", "先…然后…", "并")
+_COORD = re.compile(r"\b(?:and|both|plus|as well as|then)\b|[并和及且]|同时|然后|以及", re.I)
 
 
 def _is_cjk_token(cid: str) -> bool:

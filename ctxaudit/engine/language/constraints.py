@@ -756,8 +756,8 @@ def _read_clause(text: str, f: str, cs: int, ce: int, hits: list[Hit]) -> Clause
 
 _POSTPOSED = ("之前", "以前")  # condition markers that follow what they govern
 _SUBJECT = re.compile(
-    r"(?:用户|客户|助手|模型|我|他|她|对方|管理员|系统|\b(?:user|assistant|customer|he|she|they|it|i|we|the model|the agent|manager|admin))"
-    r"(?:已经|已|曾|也|还|又|再次|明确|一直)?\s*$"
+    r"(?:用户|客户|助手|模型|我|他|她|对方|管理员|系统|(?<!全)部门?|团队|小组|中心|\b(?:user|assistant|customer|he|she|they|it|i|we|the model|the agent|manager|admin))"
+    r"(?:之前|以前|此前|先前|早先|已经|已|曾|也|还|又|再次|明确|一直)?\s*$"
 )
 
 

@@ -67,21 +67,29 @@ _ZH_AUTH = (
     r"|(?:已|已经)被?[^，。；,;]{0,6}?(?:授权|批准|同意|审批通过|放行|特批)"
     r"|(?:批准|同意|授权|允许|特批)了|授权(?:已|已经)?(?:通过|生效|下发|获批)|审批(?:已|已经)?通过"
     r"|(?:说|表示|讲)(?:了|过)?(?:可以|行|没问题|同意)"
+    # a check said to be done stands for the check ("主任已核实证书" where the rule wants a document)
+    r"|(?:已|已经)[^，。；,;]{0,8}?(?:核实|核验|查验|验证|审核)(?:过|了|完毕|通过)?"
 )
 _EN_AUTH = (
     r"\b(?:approved|authori[sz]ed|okayed|ok'd|signed off|green-?lit|sanctioned)\b"
     r"|\b(?:has|have|had|got|gotten|obtained|received|holds?|hold|with)\s+(?:the\s+|a\s+|an\s+|my\s+|his\s+|her\s+|their\s+)?(?:[\w']+\s+){0,2}?(?:approval|authori[sz]ation|permission|sign-off|clearance)\b"
     # an authority's yes in other words ("my manager said it's fine", "the CFO gave the go-ahead")
-    r"|\b(?:said|says|told (?:me|us)|confirmed)\s+(?:that\s+)?(?:it'?s|it is|this is|that'?s|that is|we'?re|we are)\s+(?:fine|ok(?:ay)?|alright|all right|approved|allowed|good to go)\b"
+    r"|\b(?:said|says|told (?:me|us)(?:\s+[\w']+){0,4}?|confirmed)\s+(?:that\s+)?(?:it'?s|it is|this is|that'?s|that is|we'?re|we are)\s+(?:fine|ok(?:ay)?|alright|all right|approved|allowed|good to go)\b"
+    r"|\b(?:has|have|had|'ve|'s)\s+(?:already\s+)?(?:verified|validated|vetted)\b"
     r"|\bsaid\s+(?:yes|ok(?:ay)?|go ahead)\b|\bgave\s+(?:me\s+|us\s+)?(?:the\s+|an?\s+)?(?:go-ahead|ok|okay|green light|thumbs up)\b"
     r"|\b(?:is|are|am|was|were|'m|'re)\s+(?:now\s+)?(?:allowed|permitted|authori[sz]ed|cleared)\s+to\b"
     r"|\b(?:approval|authori[sz]ation|permission|sign-off|clearance)\s+(?:has\s+been|have\s+been|was|were|is)\s+(?:obtained|granted|given|received|confirmed)\b"
 )
 # Roles that carry authority over what an agent does (an owner, an officer, a title of a trade).
-_ROLE_WORDS_ZH = r"(?:超级管理员|超管|管理员|系统管理员|老板|店长|经理|主管|负责人|开发者|开发人员|运维|审核员|内部员工|客服主管|安全团队|站长|船长|港务长|院长|校长|主任|监护人|律师|医生|审批人)"
+_ROLE_WORDS_ZH = (
+    r"(?:超级管理员|超管|管理员|系统管理员|老板|店长|经理|主管|负责人|开发者|开发人员|运维|审核员|内部员工|客服主管|安全团队|站长|船长|港务长|院长|校长|主任|监护人|律师|医生|审批人"
+    r"|组长|班长|队长|科长|处长|部长|局长|厂长|总监|总经理|董事长|主席|教授|警官)"
+)
 _ROLE_WORDS_EN = (
     r"(?:admin|administrator|owner|manager|supervisor|developer|root|sysadmin|ceo|employee|staff member|security team|it department|support lead|moderator"
-    r"|harbou?r master|master|officer|inspector|registrar|director|principal|captain|guardian|attorney|lawyer|auditor|approver)"
+    r"|harbou?r master|master|officer|inspector|registrar|director|principal|captain|guardian|attorney|lawyer|auditor|approver"
+    r"|c[efot]o|cio|vp|vice president|president|chief|head|chair(?:man|woman|person)?|dean|investigator|physician|doctor|partner"
+    r"|landlord|treasurer|controller|superintendent|coordinator|lead)"
 )
 _ZH_IDENTITY = (
     rf"(?:我|本人|用户|对方|客户|他|她|该用户)(?:是|为|身为|作为)[^，。；,;]{{0,6}}?{_ROLE_WORDS_ZH}"
@@ -128,6 +136,10 @@ FAMILY_TRIGGER = literal_trigger(
         *("said it", "said that", "said this", "said we", "said yes", "said ok", "said go", "says it"),
         *("told me", "told us", "confirmed it", "confirmed that", "confirmed this", "confirmed we"),
         *("gave", "说可以", "说行", "说没问题", "说同意", "表示可以", "讲可以", "说了可以", "说过可以"),
+        *("核实", "核验", "查验", "验证", "审核", "verified", "validated", "vetted"),
+        *("cfo", "cto", "coo", "cio", "vp", "president", "chief", "head", "chair", "dean", "investigator"),
+        *("physician", "doctor", "partner", "landlord", "treasurer", "controller", "superintendent"),
+        *("coordinator", "lead"),
         "授权",
         "批准",
         "许可",
@@ -169,6 +181,22 @@ FAMILY_TRIGGER = literal_trigger(
         "内部员工",
         "安全团队",
         *("站长", "船长", "港务长", "院长", "校长", "主任", "监护人", "律师", "医生", "审批人"),
+        *(
+            "组长",
+            "班长",
+            "队长",
+            "科长",
+            "处长",
+            "部长",
+            "局长",
+            "厂长",
+            "总监",
+            "总经理",
+            "董事长",
+            "主席",
+            "教授",
+            "警官",
+        ),
         *("master", "officer", "inspector", "registrar", "director", "principal", "captain", "guardian"),
         *("attorney", "lawyer", "auditor", "approver"),
         "admin",
@@ -375,10 +403,17 @@ def _negated(text: str, start: int, end: int) -> bool:
 
 
 _AUTHORITY = re.compile(
-    r"老板|经理|管理员|主管|领导|上级|负责人|总监|财务|法务|审批人|审批|运维|安全团队|店长|客服主管|系统"
+    r"老板|经理|管理员|主管|领导|上级|负责人|总监|财务|法务|审批人|审批|运维|安全团队|店长|客服主管|系统|主任|委员会|院长|校长"
+    r"|组长|班长|队长|科长|处长|部长|局长|厂长|董事长|主席"
     r"|\b(?:manager|boss|admin|administrator|supervisor|lead|director|owner|legal|compliance|security|it department|"
-    r"ceo|cfo|cto|head of|finance|approver|approval service|ticket|management|hr|bank|team)\b",
+    r"ceo|cfo|cto|coo|head of|finance|approver|approval service|ticket|management|hr|bank|team|board|committee|council"
+    r"|officer|chief|president|vp|dean|investigator|physician|doctor|landlord|partner|principal|regulator)\b",
     re.I,
+)
+# Someone else as the subject of the approval: an organisation's initials ("The DSMB already
+# approved"), or "the <noun>" ("the site office has approved"), not I/we/you.
+_THIRD_PARTY = re.compile(
+    r"(?:\b[A-Z]{2,6}s?|\bthe\s+(?:[\w-]+\s+){0,2}[\w-]+)\s+(?:has\s+|have\s+|had\s+)?(?:already\s+|just\s+|also\s+|now\s+)?$"
 )
 _POSSESSION = re.compile(
     r"^(?:有|拥有|获得|获|拿到|取得|得到|具有|具备|持有|has|have|had|got|gotten|obtained|received|holds?|with)\b|^(?:有|拥有|获得|获|拿到|取得|得到|具有|具备|持有)",
@@ -393,6 +428,8 @@ def _claims_authority(text: str, start: int, end: int) -> bool:
     was approved", "已被批准"). A user approving their own request ("approved, go ahead", "我同意")
     is the user's decision, not a claim about someone else's authority."""
     if _AUTHORITY.search(text) or _POSSESSION.match(text[start:end]):
+        return True
+    if _THIRD_PARTY.search(text, max(0, start - 40), start) and text[start:end][:1].isascii():
         return True
     phrase = text[start:end]
     if phrase.startswith(
@@ -490,8 +527,16 @@ def find_claims(
                     done.add((c.sent_start, c.sent_end))
                     whole = Clause(i, m.role, c.sent_start, c.sent_end, sentence, c.sent_start, c.sent_end)
                     claims.append(Claim("injection", whole, _source_label(m), payload))
-        for c in trigger_clauses(m.content, i, m.role, FAMILY_TRIGGER, low):
-            for family, _s, _e in fact_families(c.text, gated=trust != "trusted"):
+        found = list(trigger_clauses(m.content, i, m.role, FAMILY_TRIGGER, low))
+        families = [fact_families(c.text, gated=trust != "trusted") for c in found]
+        if trust != "trusted" and any(f == "identity" for fs in families for f, _s, _e in fs):
+            # one who claims a title approves in the first person as that authority: "This is the
+            # CFO. I've authorised the bonus", "我是招生办主任……我已经核实过了" — an authorization claim
+            families = [
+                fs or fact_families(c.text, gated=False) for c, fs in zip(found, families, strict=True)
+            ]
+        for c, fs in zip(found, families, strict=True):
+            for family, _s, _e in fs:
                 if trust != "trusted":
                     claims.append(Claim(family, c, _source_label(m)))
                 elif _confirms(c.text, m.content[c.sent_start : c.sent_end]):

@@ -89,3 +89,10 @@ def test_what_a_department_mentioned_before_is_reported_speech_not_the_rule() ->
         "理赔金额超过一万元的案件必须转交人工审核。", "【历史摘要】理赔部之前提过超过一万元的案件要人工审核。"
     )
     assert r.state is not RuleState.RETAINED
+
+
+def test_another_identifier_is_no_rewording() -> None:
+    """Found by the suite (tests/security/test_pii_redaction.py): two addresses redacted to
+    different tags must not read as one rule reworded."""
+    r = one("Only send reports to [EMAIL#a1b2c3].", "Only send reports to [EMAIL#d4e5f6].")
+    assert r.state is not RuleState.RETAINED

@@ -615,6 +615,8 @@ def compare_clause(
         and not any(c in rc.condition for c in dropped)
         and not _COORD.search(rule_text, rc.start, rc.end)
         and not unrelated
+        # an identifier (a name, a path, a redaction tag) has no other wording: gone is gone
+        and not any(c.startswith("fb:") for c in dropped)
         # a thing the rule names, gone, with a word the lexicon does not know in its place, is
         # another thing ("any SLA breach" for "any suspicious activity report", "早班" for "夜间班次")
         and not (unknown and any(_kind(c) is not Kind.ACTION for c in dropped))

@@ -48,6 +48,7 @@ from ctxaudit.engine.language.clauses import (
     trigger_clauses,
 )
 from ctxaudit.engine.language.normalize import normalize
+from ctxaudit.engine.language.quotes import for_quote
 from ctxaudit.engine.types import ContextPair, Finding, Message, Severity, Span
 
 INSTRUCTION_ROLES = ("system", "developer")
@@ -282,7 +283,7 @@ def check_system_block(a: Analysis) -> list[Finding]:
                 )
             )
         if sys_msgs:
-            first = new[0]
+            first_text = for_quote(new[0].text)
             merged = "，并与对话历史合并" if elevated else ""
             merged_en = ", merged with the conversation history" if elevated else ""
             findings.append(
@@ -291,9 +292,9 @@ def check_system_block(a: Analysis) -> list[Finding]:
                     Severity.HIGH,
                     bilingual(
                         f"系统提示词参与了压缩，被改写{merged}：{m.role} 消息 #{i}里有 {len(new)} 处原系统提示词没有的内容，"
-                        f"例如“{first.text}”。系统规则应原样保留，不参与压缩。",
+                        f"例如“{first_text}”。系统规则应原样保留，不参与压缩。",
                         f"The system prompt entered compression and was rewritten{merged_en}: {m.role} message #{i} holds "
-                        f"{len(new)} clause(s) the original system prompt did not, e.g. “{first.text}”. System rules must be kept "
+                        f"{len(new)} clause(s) the original system prompt did not, e.g. “{first_text}”. System rules must be kept "
                         "verbatim, outside compression.",
                         zh,
                     ),

@@ -75,3 +75,9 @@ def quoted_regions(text: str) -> list[tuple[int, int]]:
 def inside(regions: list[tuple[int, int]], start: int, end: int) -> bool:
     """Does [start, end) lie inside one of `regions`?"""
     return any(a <= start and end <= b for a, b in regions)
+
+
+def for_quote(text: str) -> str:
+    """`text` ready to stand inside “…” in a message: its own double curly quotes become single
+    ones, so the quote ends where the reader expects (“‘夜行者’因…” rather than ““夜行者”因…”)."""
+    return text.replace("“", "‘").replace("”", "’")

@@ -74,8 +74,12 @@ def test_codex_local_compaction_uses_the_replacement_history() -> None:
     assert c.before.messages[3].content == '[tool call shell({"command":["rg","discount"]})]'
     # The summary turn's own answer is not context the model held.
     assert c.before.messages[-1].content == "I added the discount field and the tests pass."
-    assert _kinds(c.after) == ["preserved", "compact_summary"]
+    # AGENTS.md, which Codex injects again at the start of the next turn (after a manual or
+    # pre-turn compaction), is part of what the model holds after it
+    assert _kinds(c.after) == ["preserved", "compact_summary", "instructions"]
     assert c.after.messages[1].content.endswith("the tests pass.")
+    assert c.after.messages[2].content.startswith("# AGENTS.md instructions for /home/dev/shop")
+    assert c.metadata["reinjected_next_turn"] == 1
 
 
 def test_codex_remote_compaction_is_unauditable_and_the_next_before_carries_the_replacement() -> None:
@@ -137,7 +141,9 @@ def test_openhands_second_condensation_keeps_the_earlier_summary() -> None:
         "The test passes now.",
         "Thanks",
     ]
-    assert _kinds(c.after)[:3] == [None, "instructions", "compact_summary"]
+    # the first summary's offset (2) counts events, the recall action among them: it sits
+    # before the recall observation's instructions (View.from_events), not after
+    assert _kinds(c.after)[:3] == [None, "compact_summary", "instructions"]
     assert c.metadata["summary_missing"] is True
 
 
@@ -166,6 +172,56 @@ def test_letta_summary_evicts_the_oldest_messages_and_is_a_user_role_summary() -
     assert c.after.messages[1].content.startswith("Note: prior messages (2 of 5 total messages)")
     assert c.metadata["evicted_messages"] == 2
     assert c.model == "gpt-4o-mini"
+
+
+def _letta_with_summary(tmp_path: Path, *, role: str, note: str) -> Path:
+    """The fixture's summary rewritten as a newer Letta writes it (letta-code compaction.ts)."""
+    data = json.loads(LETTA.read_text(encoding="utf-8"))
+    for m in data["agents"][0]["messages"]:
+        text = "".join(p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict))
+        if "hidden from view" in text:
+            packed = json.loads(text)
+            packed["message"] = (
+                note
+                + "\nThe following is a summary of the previous messages:\n "
+                + packed["message"].split(":\n ", 1)[1]
+            )
+            m["role"] = role
+            m["content"] = [{"type": "text", "text": json.dumps(packed)}]
+    out = tmp_path / "support-agent.af"
+    out.write_text(json.dumps(data), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("role", "note", "evicted"),
+    [
+        # sliding_window mode (the default from 0.16.5): how many were evicted
+        (
+            "user",
+            "Note: 2 messages from the beginning of the conversation have been hidden from view due to memory constraints.",
+            2,
+        ),
+        # "all" mode, stored in the summary role (a compaction asked for through the API)
+        (
+            "summary",
+            "Note: prior messages have been hidden from view due to conversation memory constraints.",
+            None,
+        ),
+    ],
+    ids=["sliding-window", "summary-role"],
+)
+def test_letta_newer_summary_texts_and_the_summary_role_are_compactions(
+    tmp_path: Path, role: str, note: str, evicted: int | None
+) -> None:
+    t = read_transcript(_letta_with_summary(tmp_path, role=role, note=note))
+    assert len(t.compactions) == 1
+    c = t.compactions[0]
+    assert _kinds(c.after)[1] == "compact_summary"
+    assert c.after.messages[1].content.startswith(note)
+    assert _roles(c.before) == ["system", "user", "assistant", "tool", "assistant"]
+    if evicted is not None:
+        assert c.metadata["evicted_messages"] == evicted
 
 
 def test_letta_system_prompt_and_memory_blocks_are_instructions() -> None:
@@ -238,12 +294,46 @@ def test_a_bad_line_is_named(tmp_path: Path) -> None:
         read_transcript(bad)
 
 
+@pytest.mark.parametrize("path", [CODEX, GEMINI], ids=["codex", "gemini"])
+def test_a_half_written_last_line_is_left_for_the_next_import(tmp_path: Path, path: Path) -> None:
+    """A session still being written ends in a line cut short: the compactions before it are read,
+    and the note says which line waits for the next import."""
+    text = path.read_text(encoding="utf-8")
+    lines = len(text.splitlines())
+    growing = tmp_path / path.name
+    growing.write_text(text + '{"timestamp": "2026-03-02T11:00:00.000Z", "type": "respo', encoding="utf-8")
+    t = read_transcript(growing)
+    assert len(t.compactions) == len(read_transcript(path).compactions) > 0
+    assert f"line {lines + 1} is incomplete" in " ".join(t.notes)
+
+
+def test_a_line_separator_inside_a_json_string_is_no_line_break(tmp_path: Path) -> None:
+    """serde_json writes U+2028 raw inside strings; str.splitlines() would cut the record there."""
+    text = CODEX.read_text(encoding="utf-8").replace(
+        "Add a discount field to the checkout API.", "Add a discount field\u2028to the checkout API."
+    )
+    assert "\u2028" in text
+    odd = tmp_path / CODEX.name
+    odd.write_text(text, encoding="utf-8")
+    t = read_transcript(odd)
+    assert t.compactions[0].before.messages[2].content == "Add a discount field\u2028to the checkout API."
+
+
 def test_an_unknown_file_names_the_known_formats(tmp_path: Path) -> None:
     with pytest.raises(
         TranscriptError,
         match=r"notes\.txt: not a transcript format ctxaudit reads; known formats: codex, gemini",
     ):
         read_transcript(FILES / "notes.txt")
+
+
+def test_openhands_trajectory_as_the_server_answers_it_is_read(tmp_path: Path) -> None:
+    wrapped = tmp_path / "trajectory-response.json"
+    wrapped.write_text(
+        json.dumps({"trajectory": json.loads(OPENHANDS.read_text(encoding="utf-8"))}), encoding="utf-8"
+    )
+    t = read_transcript(wrapped)
+    assert t.format == "openhands" and len(t.compactions) == len(read_transcript(OPENHANDS).compactions) == 2
 
 
 def test_one_openhands_event_file_is_not_read_as_a_stream(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ Order matters only for sniffing: the first reader whose `sniff` accepts a file r
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ctxaudit.engine.transcripts import (
@@ -26,6 +27,7 @@ from ctxaudit.engine.transcripts import (
     letta,
     openhands,
 )
+from ctxaudit.engine.transcripts.jsonutil import incomplete_last_line
 from ctxaudit.engine.transcripts.types import (
     Compaction,
     Instruction,
@@ -92,7 +94,12 @@ def parse_transcript(text: str, *, name: str, format: str = "auto") -> Transcrip
     fmt = detect_format(name, text) if format == "auto" else format
     if fmt is None:
         raise _unknown(name)
-    return READERS[fmt].parse(text, name=name)
+    transcript = READERS[fmt].parse(text, name=name)
+    partial = incomplete_last_line(text)
+    if partial is not None:
+        note = f"line {partial} is incomplete (the file is still being written?): read up to the line before; import again later"
+        transcript = replace(transcript, notes=(*transcript.notes, note))
+    return transcript
 
 
 def _read_text(p: Path) -> str:

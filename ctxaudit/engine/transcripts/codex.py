@@ -18,6 +18,11 @@ Built from openai/codex (source read, not copied):
 - AGENTS.md reaches the model as a user message "# AGENTS.md instructions for DIR" wrapping
   `<INSTRUCTIONS>…</INSTRUCTIONS>` (older builds: `<user_instructions>…</user_instructions>`).
 
+After a manual or pre-turn compaction the replacement history does not hold the initial context
+(AGENTS.md, environment): Codex injects it again at the start of the next turn, logged as the
+records right after `compacted`; those messages are part of the context after (metadata
+`reinjected_next_turn`: how many).
+
 The context before a compaction is the history since the session start (or since the previous
 compaction's replacement history); the summary turn's own assistant answer, which Codex logs
 just before the `compacted` record, is not part of it. A compaction whose replacement holds
@@ -140,10 +145,37 @@ def parse(text: str, *, name: str) -> Transcript:
         if ins and ins.text and ins.source not in instructions:
             instructions[ins.source] = ins
 
+    # The compaction last read, while the records after it may still be the initial context
+    # Codex injects again at the start of the next turn (after a manual or pre-turn compaction
+    # the replacement history does not hold it: compact.rs InitialContextInjection::DoNotInject).
+    pending: dict[str, Any] | None = None
+
+    def settle() -> None:
+        nonlocal pending
+        if pending is not None:
+            compactions.append(Compaction(**pending, after=Context(messages=tuple(pending_after))))
+            pending = None
+
+    pending_after: list[Message] = []
     for line, rec in load_jsonl(text, name):
         kind, payload = rec.get("type"), rec.get("payload")
         if not isinstance(payload, dict):
             continue
+        if pending is not None and kind == "response_item":
+            items = _messages(payload)
+            # the initial context: developer messages (permissions, developer instructions),
+            # AGENTS.md, the environment
+            if items and all(
+                m.kind in ("instructions", "environment") or m.role == "developer" for m in items
+            ):
+                held = {m.content for m in pending_after}
+                new = [m for m in items if m.content not in held]
+                pending_after.extend(new)
+                pending["metadata"]["reinjected_next_turn"] = pending["metadata"].get(
+                    "reinjected_next_turn", 0
+                ) + len(new)
+            elif items:
+                settle()
         if kind == "session_meta":
             session_id = session_id or (payload.get("id") if isinstance(payload.get("id"), str) else None)
             if isinstance(payload.get("instructions"), str):
@@ -164,6 +196,7 @@ def parse(text: str, *, name: str) -> Transcript:
                     found(_instruction_of(m.content))
                 history.append(m)
         elif kind == "compacted":
+            settle()
             summary = string(payload.get("message"))
             replacement = payload.get("replacement_history")
             metadata: dict[str, Any] = {"source_format": FORMAT, "source_line": line}
@@ -193,18 +226,17 @@ def parse(text: str, *, name: str) -> Transcript:
                 metadata["remote_compaction"] = True
             if not any(m.kind in ("compact_summary", "encrypted_compaction") for m in after):
                 metadata["summary_missing"] = True
-            compactions.append(
-                Compaction(
-                    index=len(compactions),
-                    before=Context(messages=tuple(_drop_summary_turn(history, summary))),
-                    after=Context(messages=tuple(after)),
-                    line=line,
-                    occurred_at=parse_time(rec.get("timestamp")),
-                    model=model,
-                    metadata=metadata,
-                )
-            )
+            pending = {
+                "index": len(compactions),
+                "before": Context(messages=tuple(_drop_summary_turn(history, summary))),
+                "line": line,
+                "occurred_at": parse_time(rec.get("timestamp")),
+                "model": model,
+                "metadata": metadata,
+            }
+            pending_after = list(after)
             history = list(after)
+    settle()
     encrypted = sum(1 for c in compactions if c.metadata.get("remote_compaction"))
     if encrypted:
         notes.append(f"{encrypted} remote compaction(s) hold only encrypted_content: unauditable")

@@ -9,12 +9,33 @@ from typing import Any
 from ctxaudit.engine.transcripts.types import TranscriptError
 
 
+def incomplete_last_line(text: str) -> int | None:
+    """The 1-based number of the last line when the file ends inside a JSON record: no newline
+    after it, and it does not parse (a session the tool is still writing), else None. Such a line
+    is left for the next import: the importer adds only what it has not stored."""
+    if not text or text.endswith(("\n", "\r")):
+        return None
+    last = text.rpartition("\n")[2]
+    if not last.lstrip().startswith("{"):
+        return None
+    try:
+        json.loads(last)
+    except json.JSONDecodeError:
+        return text.count("\n") + 1
+    return None
+
+
 def load_jsonl(text: str, name: str) -> list[tuple[int, dict[str, Any]]]:
-    """(1-based line, object) for every non-blank line. Raises TranscriptError naming the line
-    that is not JSON or not an object."""
+    """(1-based line, object) for every non-blank line, except an incomplete last line
+    (incomplete_last_line), which is skipped. Raises TranscriptError naming the line that is not
+    JSON or not an object."""
     out: list[tuple[int, dict[str, Any]]] = []
-    for n, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
+    partial = incomplete_last_line(text)
+    # "\n" only: splitlines() also breaks at U+2028, U+0085 and the like, which JSON strings may
+    # hold raw (serde_json and json.dumps(ensure_ascii=False) write them unescaped)
+    for n, raw in enumerate(text.split("\n"), start=1):
+        raw = raw.removesuffix("\r")
+        if not raw.strip() or n == partial:
             continue
         try:
             data = json.loads(raw)

@@ -14,6 +14,11 @@ Built from (read, not copied):
   when messages are evicted, a `system_alert` in the *user* role says "Note: prior messages
   (N of M total messages) have been hidden from view due to conversation memory constraints.
   The following is a summary of the previous K messages: …".
+- letta-ai/letta-code src/backend/local/compaction.ts @ 4b028fab07c69edaac2ddb4f7b9a43573ff20d81
+  (`packageLocalSummaryMessage`, as letta/system.py writes it from 0.16.5): the sliding-window
+  text "Note: N messages from the beginning of the conversation have been hidden from view due to
+  memory constraints." and the "all" text "Note: prior messages have been hidden from view due to
+  conversation memory constraints."; a summary may be stored with role "summary".
 
 Each such summary is one compaction: before = the system prompt and the messages in context
 when it was written, after = the system prompt, the summary and the messages kept (the N oldest
@@ -34,8 +39,13 @@ from ctxaudit.engine.transcripts.types import Compaction, Instruction, Reader, T
 from ctxaudit.engine.types import Context, Message
 
 FORMAT = "letta"
-HIDDEN_MARK = "have been hidden from view due to conversation memory constraints"
-_HIDDEN_COUNT = re.compile(r"prior messages \((\d+) of (\d+) total messages\)")
+# The three texts of a summary (older "prior messages (N of M total messages) … conversation memory
+# constraints"; sliding window "N messages from the beginning of the conversation … memory
+# constraints"; "all" mode "prior messages have been hidden … conversation memory constraints").
+HIDDEN_MARK = re.compile(r"have been hidden from view due to (?:conversation )?memory constraints")
+_HIDDEN_COUNT = re.compile(
+    r"prior messages \((\d+) of \d+ total messages\)|Note: (\d+) messages from the beginning of the conversation"
+)
 
 
 def _agent_of(data: Any) -> dict[str, Any] | None:
@@ -74,10 +84,14 @@ def _unpack(text: str) -> tuple[str, str | None]:
 def _message(raw: dict[str, Any]) -> Message | None:
     role = raw.get("role")
     text = text_of(raw.get("content")) or (string(raw.get("text")))
+    if role == "summary":
+        # a summary stored in its own role (a compaction asked for through the API); the model
+        # reads it as the user-role alert it packs
+        return Message(role="user", content=_unpack(text)[0], kind="compact_summary")
     if role == "user":
         body, packed = _unpack(text)
         if packed == "system_alert":
-            kind = "compact_summary" if HIDDEN_MARK in body else "system_alert"
+            kind = "compact_summary" if HIDDEN_MARK.search(body) else "system_alert"
             return Message(role="user", content=body, kind=kind)
         if packed == "heartbeat":
             return Message(role="user", content=body, kind="system_alert")
@@ -139,7 +153,8 @@ def parse(text: str, *, name: str) -> Transcript:
             continue
         head = [system] if system else ([Message(role="system", content=system_text)] if system_text else [])
         count = _HIDDEN_COUNT.search(m.content)
-        kept = window[int(count.group(1)) :] if count else [(i, k) for i, k in window if i in in_context]
+        evicted = int(count.group(1) or count.group(2)) if count else None
+        kept = window[evicted:] if evicted is not None else [(i, k) for i, k in window if i in in_context]
         metadata: dict[str, Any] = {
             "source_format": FORMAT,
             "source_line": pos,

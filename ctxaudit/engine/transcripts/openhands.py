@@ -10,7 +10,10 @@ Built from All-Hands-AI/OpenHands @ 156d0686c46aafb0fa9d291da6421fb6f64dddc0 (re
   optional `summary` + `summary_offset`; `CondensationRequestAction` (`condensation_request`).
 - openhands/memory/view.py: `View.from_events`: the events the LLM sees are all events minus
   every forgotten id (and the condensation actions themselves), with the most recent summary
-  inserted at its offset as an `AgentCondensationObservation`.
+  inserted at its offset as an `AgentCondensationObservation` (view.py @ e0a253c223a544d86069e5a1f8c0b3e9afe69146
+  forgets condensation and condensation-request actions too). The offset counts events of the
+  agent's history (openhands/controller/state/state_tracker.py keeps recall actions there, which
+  the LLM never reads), not the messages they render to.
 - openhands/events/observation/agent.py: `RecallObservation` (`observation: "recall"`) carries
   the workspace context: `repo_instructions` (the repository's .openhands/microagents/repo.md
   or AGENTS.md), `additional_agent_instructions` and triggered `microagent_knowledge`.
@@ -77,12 +80,19 @@ def sniff(name: str, text: str) -> bool:
     if isinstance(data, list):
         return any(_is_event(e) for e in data[:20])
     if isinstance(data, dict):
-        return _is_event(data) or any(
-            _is_event(e)
-            for e in (data.get("history") or data.get("events") or [])[:20]
-            if isinstance(data.get("history") or data.get("events"), list)
-        )
+        listed = _listed(data)
+        return _is_event(data) or any(_is_event(e) for e in listed[:20])
     return any(_is_event(e) for e in jsonl_head(text))
+
+
+def _listed(data: dict[str, Any]) -> list[Any]:
+    """The events of an object that wraps them: `{"trajectory": [...]}` (the server's
+    GET /api/conversations/{id}/trajectory answer, server/routes/trajectory.py), `history`, `events`."""
+    for key in ("trajectory", "history", "events"):
+        value = data.get(key)
+        if isinstance(value, list):
+            return value
+    return []
 
 
 def _events(text: str, name: str) -> list[tuple[int, dict[str, Any]]]:
@@ -91,7 +101,7 @@ def _events(text: str, name: str) -> list[tuple[int, dict[str, Any]]]:
     if data is None and text.lstrip().startswith("["):
         data = load_json(text, name)  # raises with the line of the syntax error
     if isinstance(data, dict) and not _is_event(data):
-        data = data.get("history") or data.get("events")
+        data = _listed(data)
     if isinstance(data, list):
         return [(i + 1, e) for i, e in enumerate(data) if isinstance(e, dict)]
     if isinstance(data, dict):
@@ -170,16 +180,35 @@ def _instructions(e: dict[str, Any]) -> list[Instruction]:
     return out
 
 
+# Events the agent's history never holds (controller/state/state_tracker.py filter_out): the
+# summary's offset counts the rest, hidden from the LLM or not (a recall action takes a place).
+_NOT_IN_HISTORY_ACTIONS = frozenset({"null", "change_agent_state"})
+_NOT_IN_HISTORY_OBSERVATIONS = frozenset({"null", "agent_state_changed"})
+
+
+def _in_history(e: dict[str, Any]) -> bool:
+    return (
+        e.get("action") not in _NOT_IN_HISTORY_ACTIONS
+        and e.get("action") not in ("condensation", "condensation_request")  # View forgets them too
+        and e.get("observation") not in _NOT_IN_HISTORY_OBSERVATIONS
+        and not e.get("hidden")
+    )
+
+
 def _view(
     events: list[dict[str, Any]], forgotten: set[int], summary: tuple[str, int] | None
 ) -> list[Message]:
-    kept = [m for e in events if e.get("id") not in forgotten and (m := _message(e)) is not None]
-    if summary is not None:
-        text, offset = summary
-        kept.insert(
-            max(0, min(offset, len(kept))), Message(role="user", content=text, kind="compact_summary")
-        )
-    return kept
+    """The LLM's messages of `events` (View.from_events): the events not forgotten, the summary
+    inserted among those *events* at its offset, then each event rendered (or not: _message)."""
+    kept = [e for e in events if e.get("id") not in forgotten and _in_history(e)]
+    at = max(0, min(summary[1], len(kept))) if summary is not None else -1
+    out: list[Message] = []
+    for i, e in enumerate([*kept, None]):
+        if i == at and summary is not None:
+            out.append(Message(role="user", content=summary[0], kind="compact_summary"))
+        if e is not None and (m := _message(e)) is not None:
+            out.append(m)
+    return out
 
 
 def parse(text: str, *, name: str) -> Transcript:

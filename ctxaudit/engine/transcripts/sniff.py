@@ -15,10 +15,12 @@ HEAD_LINES = 8
 def jsonl_head(text: str, limit: int = HEAD_LINES) -> list[dict[str, Any]]:
     """The first `limit` lines of `text` that parse as JSON objects (others skipped)."""
     out: list[dict[str, Any]] = []
-    for raw in text.splitlines():
-        if len(out) >= limit:
-            break
-        raw = raw.strip()
+    start = 0
+    # "\n" only (U+2028 inside a JSON string is no line break), and no split of the whole file
+    while len(out) < limit and start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        raw, start = text[start:end].strip(), end + 1
         if not raw.startswith("{"):
             continue
         try:

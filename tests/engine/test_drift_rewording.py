@@ -96,3 +96,56 @@ def test_another_identifier_is_no_rewording() -> None:
     different tags must not read as one rule reworded."""
     r = one("Only send reports to [EMAIL#a1b2c3].", "Only send reports to [EMAIL#d4e5f6].")
     assert r.state is not RuleState.RETAINED
+
+
+_FORCE = "the text after states it without a force the lexicon reads, so nothing carries the rule"
+MOVED_BOUNDS = [
+    pytest.param(
+        "Keep every exported CSV under 2,000 rows.",
+        "Exported CSVs may hold up to 5,000 rows.",
+        "threshold changed",
+        marks=pytest.mark.xfail(strict=True, reason="a permission ('may hold up to') carries no rule"),
+    ),
+    pytest.param(
+        "每张订单的退款不得超过500元。",
+        "每张订单的退款一般不超过2000元。",
+        "",
+        marks=pytest.mark.xfail(strict=True, reason=_FORCE + " (一般 as a hedge)"),
+    ),
+    pytest.param(
+        "Delete chat logs older than 30 days.",
+        "Chat logs are deleted once they are older than 60 days.",
+        "threshold changed: 30 days → 60 days",
+        marks=pytest.mark.xfail(strict=True, reason=_FORCE + " (a present statement without every/all)"),
+    ),
+    # written after those three failed, the force kept on both sides
+    (
+        "Never export more than 2,000 rows in one CSV.",
+        "Never export more than 5,000 rows in one CSV.",
+        "threshold changed: 2,000 → 5,000",
+    ),
+    (
+        "Delete chat logs older than 30 days.",
+        "Always delete chat logs older than 60 days.",
+        "threshold changed: 30 days → 60 days",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule", "after", "lost"), MOVED_BOUNDS)
+def test_a_bound_kept_with_another_value_is_weakened_not_missing(rule: str, after: str, lost: str) -> None:
+    """Written before the change: a cap or a window loosened is the rule weakened, not gone."""
+    r = one(rule, after)
+    assert r.state is RuleState.WEAKENED, (r.state, r.lost)
+    assert not lost or any(lost in item for item in r.lost), r.lost
+
+
+@pytest.mark.parametrize(
+    ("rule", "after"),
+    [
+        ("Retry a failed payment at most 3 times.", "Retry a failed webhook at most 5 times."),
+        ("Never open gate 4 without a supervisor.", "Never open gate 6 without a supervisor."),
+    ],
+)
+def test_another_number_about_another_thing_is_another_rule(rule: str, after: str) -> None:
+    assert one(rule, after).state is RuleState.MISSING

@@ -28,6 +28,7 @@ matched on their own words only (fallback tokens), so a paraphrase with other wo
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -373,10 +374,21 @@ def compare_clause(
         others = {w for w in others if not any(w.removeprefix("fb:") in t for t in own)}
         if others and sum(weights[c] for c in rule_unmatched) >= SUBSTITUTION_WEIGHT:
             return None
+    moved: tuple[str, str] | None = None
     if rc.numbers:
         have_numbers = {n for cl in carriers for n in cl.numbers}
         if have_numbers and not have_numbers & set(rc.numbers):
-            return None
+            # another number is another rule ("aisle 7" / "aisle 9"), unless it is the rule's
+            # bound with another value, about nothing else: "no more than 5" → "up to 10", "30
+            # days" → "90 days" (not "3 retries of a payment" → "5 of a webhook")
+            elsewhere = (
+                rule_unmatched
+                or unrelated
+                or any(c not in credit and _kind(c) is not Kind.GENERIC for c in rc.concepts)
+            )
+            moved = None if elsewhere else _moved_bound(rc, carriers, have_numbers)
+            if moved is None:
+                return None
     core_idents = [c for c in core if fallback.get(c, 0.0) >= IDENT_WEIGHT]
     other_idents = [c for c in unrelated if fallback.get(c, 0.0) >= IDENT_WEIGHT] + [
         w for w in unknown if "/" in w or "." in w
@@ -555,7 +567,18 @@ def compare_clause(
         factor *= PENALTY["scope"]
         words = "、".join(dict.fromkeys(rc.scope))
         lost.append(f"范围词丢失：{words} / scope dropped: {words}" if zh else f"scope dropped: {words}")
-    if rc.numbers:
+    if moved is not None:
+        old_n, new_n = moved
+        surface = {v: rule_text[a:b].strip() for a, b, v in find_numbers(rule_text)}
+        there = {v: window_text[a:b].strip() for a, b, v in find_numbers(window_text)}
+        was, now = surface.get(old_n, old_n), there.get(new_n, new_n)
+        factor *= PENALTY["threshold"]
+        lost.append(
+            f"阈值改变：{was} → {now} / threshold changed: {was} → {now}"
+            if zh
+            else f"threshold changed: {was} → {now}"
+        )
+    elif rc.numbers:
         have = {n for c in carriers for n in c.numbers}
         gone = [n for n in rc.numbers if n not in have]
         if gone:
@@ -658,6 +681,35 @@ def _narrowing(rule_text: str, carriers: list[Clause], window_text: str, window_
             if m.group() not in rule:
                 return m.group()
     return None
+
+
+def _unit(value: str) -> str | None:
+    """The kind of a canonical number (numbers.find_numbers): "s" a duration, "%" a share, "" a
+    plain amount; None for what is no quantity (a time of day "20:30")."""
+    if ":" in value:
+        return None
+    unit = value[-1] if value[-1:] in ("s", "%") else ""
+    try:
+        Decimal(value[:-1] if unit else value)
+    except InvalidOperation:
+        return None
+    return unit
+
+
+def _moved_bound(rc: Clause, carriers: list[Clause], have: set[str]) -> tuple[str, str] | None:
+    """(the rule's number, the text's) when the text keeps the rule's one bound with another
+    value of the same kind: a duration (a window or a deadline: "in the last 30 days" → "90
+    days"), or a number both sides hold as a bound ("no more than 5" → "up to 10", "不得超过8000字"
+    → "1.5万字以内"). None otherwise: another number then names another thing."""
+    if len(rc.numbers) != 1:
+        return None
+    old = rc.numbers[0]
+    unit = _unit(old)
+    same = [n for n in have if _unit(n) == unit] if unit is not None else []
+    if len(same) != 1:
+        return None
+    bounded = not BOUNDS.isdisjoint(rc.concepts) and any(not BOUNDS.isdisjoint(c.concepts) for c in carriers)
+    return (old, same[0]) if unit == "s" or bounded else None
 
 
 # A name for one instance: an identifier mixing letters and digits ("T7", "WO-5512", "14B") or two or

@@ -28,8 +28,8 @@ matched on their own words only (fallback tokens), so a paraphrase with other wo
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from ctxaudit.engine.language.constraints import Clause, fallback_tokens, fold

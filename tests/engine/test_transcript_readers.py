@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from ctxaudit.engine.transcripts import READERS, Instruction, TranscriptError, detect_format, read_transcript
+from ctxaudit.engine.transcripts import (
+    READERS,
+    Instruction,
+    TranscriptError,
+    detect_format,
+    read_transcript,
+    transcript_files,
+)
 
 FILES = Path(__file__).parent / "transcripts" / "files"
 CODEX = FILES / "rollout-2026-03-02T10-00-00-0197a1b2-7c3d-7e10-9a4b-5f6e7d8c9b0a.jsonl"
@@ -317,6 +324,23 @@ def test_a_line_separator_inside_a_json_string_is_no_line_break(tmp_path: Path) 
     odd.write_text(text, encoding="utf-8")
     t = read_transcript(odd)
     assert t.compactions[0].before.messages[2].content == "Add a discount field\u2028to the checkout API."
+
+
+def test_a_codex_rollout_compressed_with_zstd_is_read_and_a_plain_sibling_wins(tmp_path: Path) -> None:
+    """Codex compresses older rollouts to rollout-….jsonl.zst and prefers the plain file when both
+    exist (codex-rs/rollout/src/compression.rs)."""
+    import zstandard
+
+    packed = tmp_path / (CODEX.name + ".zst")
+    packed.write_bytes(zstandard.ZstdCompressor().compress(CODEX.read_bytes()))
+    t = read_transcript(packed)
+    assert t.format == "codex" and len(t.compactions) == 2
+    assert t.session_id == "0197a1b2-7c3d-7e10-9a4b-5f6e7d8c9b0a"
+    files, skipped = transcript_files([tmp_path])
+    assert files == [packed] and skipped == []
+    (tmp_path / CODEX.name).write_bytes(CODEX.read_bytes())
+    files, skipped = transcript_files([tmp_path])  # the same session twice: the plain file only
+    assert files == [tmp_path / CODEX.name] and skipped == []
 
 
 def test_an_unknown_file_names_the_known_formats(tmp_path: Path) -> None:

@@ -102,11 +102,25 @@ def parse_transcript(text: str, *, name: str, format: str = "auto") -> Transcrip
     return transcript
 
 
+# Codex compresses older rollouts to `rollout-….jsonl.zst` and reads the plain file when both
+# exist (openai/codex codex-rs/rollout/src/compression.rs @ 005c818463ca9b15c779df6f4fb6ef96c1441cbc).
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_ZSTD_SUFFIX = ".zst"
+
+
 def _read_text(p: Path) -> str:
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise TranscriptError(str(p), None, f"cannot read: {exc.strerror or exc}") from exc
+    if data.startswith(_ZSTD_MAGIC):
+        import zstandard  # only for compressed files
+
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(data) as reader:
+                data = reader.read()
+        except zstandard.ZstdError as exc:
+            raise TranscriptError(str(p), None, f"not a readable zstd file ({exc})") from exc
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -137,6 +151,11 @@ def transcript_files(paths: list[str | Path]) -> tuple[list[Path], list[Path]]:
         for child in sorted(p.rglob("*")):
             if not child.is_file():
                 continue
+            if (
+                child.name.endswith(_ZSTD_SUFFIX)
+                and child.with_name(child.name[: -len(_ZSTD_SUFFIX)]).is_file()
+            ):
+                continue  # a compressed copy of a session whose plain file is there
             try:
                 known = detect_format(child.name, _read_text(child)) is not None
             except TranscriptError:

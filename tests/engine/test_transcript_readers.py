@@ -287,6 +287,19 @@ def test_gemini_set_with_a_state_snapshot_is_a_compaction() -> None:
     )
 
 
+def test_gemini_session_context_kept_across_a_compression_stays_the_instruction_file(tmp_path: Path) -> None:
+    """Gemini CLI keeps its session-context turn (GEMINI.md inside) with the same id after a
+    compression (utils/environmentContext.ts): it is the instruction file put back, not a turn
+    the summary kept."""
+    lines = GEMINI.read_text(encoding="utf-8").splitlines()
+    env = next(m for m in json.loads(lines[7])["$set"]["messages"] if m["id"] == "env")
+    lines.insert(1, json.dumps(env))  # the session started with it
+    session = tmp_path / GEMINI.name
+    session.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    c = read_transcript(session).compactions[0]
+    assert _kinds(c.after)[0] == "instructions"
+
+
 def test_gemini_saved_chat_holds_one_state_and_says_so() -> None:
     t = read_transcript(CHECKPOINT)
     assert t.compactions == ()

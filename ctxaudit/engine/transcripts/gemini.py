@@ -15,7 +15,9 @@ Built from google-gemini/gemini-cli @ 5411f113cafae26161b4969b0237b8e1e024e2c2 (
 - packages/core/src/core/logger.ts: `checkpoint-<tag>.json` is `{"history": Content[]}` (older:
   a bare `Content[]`), each `{role: user | model, parts}`.
 - packages/core/src/utils/memoryDiscovery.ts: GEMINI.md files reach the model as
-  "--- Context from: <path> ---" … "--- End of Context from: <path> ---" blocks.
+  "--- Context from: <path> ---" … "--- End of Context from: <path> ---" blocks;
+  packages/core/src/utils/environmentContext.ts: the session-context turn holding them keeps its
+  id across a compression (it stays `instructions` in the context after, not `preserved`).
 
 A compaction is a `$set` of messages that brings in a `<state_snapshot>` turn the session did
 not hold: before = the messages held until then, after = the new list (snapshot
@@ -212,7 +214,9 @@ def parse(text: str, *, name: str) -> Transcript:
                 after: list[Message] = []
                 for r in new:
                     for m in _record_messages(r):
-                        kept = r.get("id") in old_ids and m.kind != "compact_summary"
+                        # the session-context turn keeps its id (utils/environmentContext.ts): it
+                        # is GEMINI.md put back, not a turn the compression kept
+                        kept = r.get("id") in old_ids and m.kind not in ("compact_summary", "instructions")
                         after.append(
                             Message(
                                 role=m.role,

@@ -252,6 +252,29 @@ def test_langgraph_state_history_pairs_the_state_before_the_summary() -> None:
     assert c.after.messages[1].content == "I'll use the EU region for the api service."
 
 
+def test_langgraph_compaction_has_its_states_time_the_model_and_the_sdks_thread_id(tmp_path: Path) -> None:
+    """The SDK's get_history answer (langgraph_sdk/schema.py ThreadState) names the thread in
+    `checkpoint`, not `config`; each state has `created_at`; an AI message its model."""
+    states = json.loads(LANGGRAPH.read_text(encoding="utf-8"))
+    for st in states:
+        st["checkpoint"] = {
+            "thread_id": "t-99",
+            "checkpoint_ns": "",
+            "checkpoint_id": st["config"]["configurable"]["checkpoint_id"],
+        }
+        del st["config"]
+        for m in st["values"]["messages"]:
+            if m["type"] == "ai":
+                m["response_metadata"] = {"model_name": "gpt-4.1-mini-2025-04-14"}
+    sdk = tmp_path / "thread-history.json"
+    sdk.write_text(json.dumps(states), encoding="utf-8")
+    t = read_transcript(sdk)
+    assert t.session_id == "t-99"
+    c = t.compactions[0]
+    assert c.occurred_at == datetime(2026, 3, 2, 12, 0, 3, tzinfo=UTC)
+    assert c.model == "gpt-4.1-mini-2025-04-14"
+
+
 def test_langchain_linear_dump_uses_the_messages_before_the_summary() -> None:
     c = read_transcript(DUMPD).compactions[0]
     assert [m.content for m in c.before.messages] == [
@@ -362,6 +385,19 @@ def test_an_unknown_file_names_the_known_formats(tmp_path: Path) -> None:
         match=r"notes\.txt: not a transcript format ctxaudit reads; known formats: codex, gemini",
     ):
         read_transcript(FILES / "notes.txt")
+
+
+def test_openhands_compaction_names_the_model_of_the_events_before_it(tmp_path: Path) -> None:
+    """Agent events carry `llm_metrics` (openhands/llm/metrics.py: accumulated_token_usage.model)."""
+    events = json.loads(OPENHANDS.read_text(encoding="utf-8"))
+    events[4]["llm_metrics"] = {
+        "accumulated_cost": 0.01,
+        "accumulated_token_usage": {"model": "anthropic/claude-sonnet-4-5"},
+    }
+    with_metrics = tmp_path / OPENHANDS.name
+    with_metrics.write_text(json.dumps(events), encoding="utf-8")
+    assert read_transcript(with_metrics).compactions[0].model == "anthropic/claude-sonnet-4-5"
+    assert read_transcript(OPENHANDS).compactions[0].model is None
 
 
 def test_openhands_trajectory_as_the_server_answers_it_is_read(tmp_path: Path) -> None:

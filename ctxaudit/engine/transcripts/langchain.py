@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxaudit.engine.formats import ContextFormatError, parse_context
-from ctxaudit.engine.transcripts.jsonutil import load_json, load_jsonl, obj
+from ctxaudit.engine.transcripts.jsonutil import load_json, load_jsonl, obj, parse_time
 from ctxaudit.engine.transcripts.sniff import jsonl_head, whole_json
 from ctxaudit.engine.transcripts.types import Compaction, Reader, Transcript, TranscriptError
 from ctxaudit.engine.types import Context, Message
@@ -92,6 +92,20 @@ def sniff(name: str, text: str) -> bool:
     return bool(head) and all(_messages_of(s) is not None for s in head)
 
 
+def _model_of(raw: list[Any]) -> str | None:
+    """The model of the last AI message that names one (`response_metadata.model_name`, as
+    langchain-openai writes it, or `.model`, as langchain-anthropic does), or None."""
+    for m in reversed(raw):
+        if not isinstance(m, dict):
+            continue
+        data = _raw_data(m)
+        meta = obj(data.get("response_metadata"))
+        for key in ("model_name", "model"):
+            if isinstance(meta.get(key), str) and meta[key]:
+                return str(meta[key])
+    return None
+
+
 def _raw_data(m: dict[str, Any]) -> dict[str, Any]:
     if m.get("lc") == 1:
         return m.get("kwargs") or {}
@@ -155,6 +169,7 @@ def parse(text: str, *, name: str) -> Transcript:
     unanchored = 0
     seen_summaries: set[str] = set()
     previous: list[tuple[str | None, Message]] | None = None
+    previous_raw: list[Any] = []
     for pos, (_state, raw) in enumerate(states, start=1):
         current = _convert(raw, name, pos)
         # A linear dump (one state) can hold several summaries with the messages before them.
@@ -186,11 +201,13 @@ def parse(text: str, *, name: str) -> Transcript:
                     before=Context(messages=tuple(b for _, b in before)),
                     after=Context(messages=(*head, m, *kept)),
                     line=pos,
+                    occurred_at=parse_time(obj(_state).get("created_at")),
+                    model=_model_of(previous_raw if previous is not None else raw),
                     metadata={"source_format": FORMAT, "source_line": pos, "preserved_messages": len(kept)},
                 )
             )
             start = i
-        previous = current
+        previous, previous_raw = current, raw
     notes = []
     if unanchored:
         notes.append(
@@ -202,8 +219,10 @@ def parse(text: str, *, name: str) -> Transcript:
     if isinstance(first, dict):
         cfg = obj(first.get("config"))
         conf = obj(cfg.get("configurable"))
-        session = conf.get("thread_id") if isinstance(conf.get("thread_id"), str) else None
-        session = session or (first.get("thread_id") if isinstance(first.get("thread_id"), str) else None)
+        # config.configurable (a checkpoint tuple), checkpoint (the SDK's ThreadState), metadata, top level
+        for where in (conf, obj(first.get("checkpoint")), obj(first.get("metadata")), first):
+            if session is None and isinstance(where.get("thread_id"), str) and where["thread_id"]:
+                session = where["thread_id"]
     return Transcript(
         format=FORMAT,
         session_id=session or Path(name).stem,

@@ -14,6 +14,8 @@ Built from All-Hands-AI/OpenHands @ 156d0686c46aafb0fa9d291da6421fb6f64dddc0 (re
   forgets condensation and condensation-request actions too). The offset counts events of the
   agent's history (openhands/controller/state/state_tracker.py keeps recall actions there, which
   the LLM never reads), not the messages they render to.
+- openhands/llm/metrics.py: an agent event's `llm_metrics.accumulated_token_usage.model` names
+  the model (the compaction's model: the last one named before it).
 - openhands/events/observation/agent.py: `RecallObservation` (`observation: "recall"`) carries
   the workspace context: `repo_instructions` (the repository's .openhands/microagents/repo.md
   or AGENTS.md), `additional_agent_instructions` and triggered `microagent_knowledge`.
@@ -235,9 +237,12 @@ def parse(text: str, *, name: str) -> Transcript:
     summary: tuple[str, int] | None = None
     compactions: list[Compaction] = []
     instructions: dict[str, Instruction] = {}
+    model: str | None = None
     for pos, e in events:
         for ins in _instructions(e):
             instructions.setdefault(ins.source, ins)
+        used = obj(obj(e.get("llm_metrics")).get("accumulated_token_usage")).get("model")
+        model = used if isinstance(used, str) and used else model
         if e.get("action") == "condensation":
             args = obj(e.get("args"))
             before = _view(seen, forgotten, summary)
@@ -262,6 +267,7 @@ def parse(text: str, *, name: str) -> Transcript:
                     after=Context(messages=tuple(after)),
                     line=pos,
                     occurred_at=parse_time(e.get("timestamp")),
+                    model=model,
                     metadata=metadata,
                 )
             )

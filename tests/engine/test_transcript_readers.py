@@ -409,6 +409,20 @@ def test_openhands_trajectory_as_the_server_answers_it_is_read(tmp_path: Path) -
     assert t.format == "openhands" and len(t.compactions) == len(read_transcript(OPENHANDS).compactions) == 2
 
 
+def test_an_openhands_event_store_folder_is_one_conversation(tmp_path: Path) -> None:
+    """The server stores a conversation as sessions/<id>/events/<n>.json, one event a file
+    (openhands/storage/locations.py): the folder is read as the conversation's stream."""
+    events_dir = tmp_path / "sessions" / "0d4f9e2a" / "events"
+    events_dir.mkdir(parents=True)
+    for e in json.loads(OPENHANDS.read_text(encoding="utf-8")):
+        (events_dir / f"{e['id']}.json").write_text(json.dumps(e), encoding="utf-8")
+    files, skipped = transcript_files([tmp_path / "sessions"])
+    assert files == [events_dir] and skipped == []
+    t = read_transcript(events_dir)
+    assert t.format == "openhands" and t.session_id == "0d4f9e2a"
+    assert len(t.compactions) == 2  # events 10.json and 11.json come after 2.json, by number
+
+
 def test_one_openhands_event_file_is_not_read_as_a_stream(tmp_path: Path) -> None:
     one = tmp_path / "11.json"
     one.write_text(json.dumps(json.loads(OPENHANDS.read_text(encoding="utf-8"))[11]), encoding="utf-8")

@@ -128,9 +128,24 @@ def _read_text(p: Path) -> str:
         raise TranscriptError(str(p), line, "not valid UTF-8") from exc
 
 
+def _folder_session(p: Path) -> tuple[str, str] | None:
+    """(format, text) when `p` is a folder some reader stores one session in (Reader.folder)."""
+    for reader in READERS.values():
+        text = reader.folder(p) if reader.folder else None
+        if text is not None:
+            return reader.name, text
+    return None
+
+
 def read_transcript(path: str | Path, *, format: str = "auto") -> Transcript:
-    """Read and parse one file (UTF-8). Raises TranscriptError naming the file and line."""
+    """Read and parse one file (UTF-8), or a folder a tool keeps one session in (an OpenHands
+    event store). Raises TranscriptError naming the file and line."""
     p = Path(path)
+    if p.is_dir():
+        found = _folder_session(p)
+        if found is None:
+            raise _unknown(str(p))
+        return parse_transcript(found[1], name=str(p), format=found[0] if format == "auto" else format)
     return parse_transcript(_read_text(p), name=str(p), format=format)
 
 
@@ -139,16 +154,24 @@ def transcript_files(paths: list[str | Path]) -> tuple[list[Path], list[Path]]:
 
     A file named explicitly is always returned (parsing it says whether it is readable); inside
     a folder (searched recursively), only files some reader recognises are taken, the rest are
-    returned as skipped.
+    returned as skipped. A folder a tool keeps one session in (Reader.folder: an OpenHands event
+    store) is returned as one entry, its files not apart.
     """
     files: list[Path] = []
     skipped: list[Path] = []
     for raw in paths:
         p = Path(raw)
-        if not p.is_dir():
+        if not p.is_dir() or _folder_session(p) is not None:
             files.append(p)
             continue
+        stores: list[Path] = []  # folders that are one session each: their files are not read apart
         for child in sorted(p.rglob("*")):
+            if any(child.is_relative_to(s) for s in stores):
+                continue
+            if child.is_dir() and _folder_session(child) is not None:
+                stores.append(child)
+                files.append(child)
+                continue
             if not child.is_file():
                 continue
             if (

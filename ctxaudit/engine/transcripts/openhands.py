@@ -27,6 +27,7 @@ system prompt, `message` as user/assistant text.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,29 @@ def _events(text: str, name: str) -> list[tuple[int, dict[str, Any]]]:
     if isinstance(data, dict):
         return [(1, data)]
     return load_jsonl(text, name)
+
+
+def event_store(folder: Path) -> str | None:
+    """A conversation of the server's file store, `sessions/<id>/events/<n>.json` (one event a
+    file, openhands/storage/locations.py `get_conversation_event_filename`), as one JSON list in
+    event order; None when `folder` is not such a folder. A file that cannot be read or is not
+    an event ends the stream there (the store is being written)."""
+    if folder.name != "events" or not folder.is_dir():
+        return None
+    numbered = sorted(
+        (f for f in folder.iterdir() if f.suffix == ".json" and f.stem.isdigit() and f.is_file()),
+        key=lambda f: int(f.stem),
+    )
+    events: list[Any] = []
+    for f in numbered:
+        try:
+            e = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            break
+        if not _is_event(e):
+            break
+        events.append(e)
+    return json.dumps(events) if events else None
 
 
 def _forgotten(args: dict[str, Any], where: tuple[str, int]) -> set[int]:
@@ -272,9 +296,11 @@ def parse(text: str, *, name: str) -> Transcript:
                 )
             )
         seen.append(e)
+    folder = Path(name)
     return Transcript(
         format=FORMAT,
-        session_id=Path(name).stem,
+        # an event store's folder is sessions/<id>/events: the session is its parent
+        session_id=folder.parent.name if folder.name == "events" else folder.stem,
         compactions=tuple(compactions),
         instructions=tuple(instructions.values()),
     )
@@ -286,4 +312,5 @@ READER = Reader(
     extensions=(".json", ".jsonl"),
     sniff=sniff,
     parse=parse,
+    folder=event_store,
 )

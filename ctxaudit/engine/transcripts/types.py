@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from ctxaudit.engine.types import Context
@@ -82,7 +83,8 @@ class Reader:
     when the content is this format (cheap: look at the first lines/keys). parse(text, name=...):
     the Transcript, or TranscriptError naming the line. reloads: instruction file names the tool
     itself reads again after a compaction (so a rule from one is re-injected, not kept by the
-    summary).
+    summary). folder(path): for a tool that stores one session as a folder of files, the text
+    `parse` reads for that folder, or None when the folder is not one (never raises).
     """
 
     name: str
@@ -91,3 +93,4 @@ class Reader:
     sniff: Callable[[str, str], bool]
     parse: Callable[..., Transcript]
     reloads: tuple[str, ...] = ()
+    folder: Callable[[Path], str | None] | None = None

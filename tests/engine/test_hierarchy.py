@@ -147,3 +147,15 @@ def test_advice_quotes_start_and_end_on_whole_words() -> None:
     for f in found:
         span = f.evidence[0]
         assert summary[span.start : span.end] == span.quote
+
+
+def test_a_marked_summary_in_a_system_message_of_its_own_is_elevated() -> None:
+    """The rules stay verbatim in the first system message; the summary, marked as one, comes as a
+    second system message (a blind case): it still carries system authority."""
+    found = kinds(
+        [
+            {"role": "system", "content": SYSTEM},
+            {"role": "system", "content": "【对话摘要】客户 Lena 的订单 20931 已退款 80 元；她在申诉中询问处理人，已答复不予公开。"},
+        ]
+    )
+    assert "summary_elevated" in found

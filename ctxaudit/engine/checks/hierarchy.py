@@ -257,10 +257,14 @@ def check_system_block(a: Analysis) -> list[Finding]:
         if history is None:
             history = a.joined_lowered("before", exclude=INSTRUCTION_ROLES)
         text = history
+        # a message that says it is a summary ("【对话摘要】…", "[Conversation summary]") is one,
+        # whatever its clauses say (the marker itself stands outside them)
+        marked = _MARKER.search(m.content[:200]) is not None
         elevated = [
             c
             for c in new[:_MAX_NEW_CLAUSES]
             if m.kind in SUMMARY_KINDS
+            or marked
             or _HISTORY.search(c.text)
             or any(t.lower() in text and t.lower() not in sys_norm for t in _DISTINCT.findall(c.text))
         ]

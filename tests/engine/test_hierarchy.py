@@ -155,7 +155,10 @@ def test_a_marked_summary_in_a_system_message_of_its_own_is_elevated() -> None:
     found = kinds(
         [
             {"role": "system", "content": SYSTEM},
-            {"role": "system", "content": "【对话摘要】客户 Lena 的订单 20931 已退款 80 元；她在申诉中询问处理人，已答复不予公开。"},
+            {
+                "role": "system",
+                "content": "【对话摘要】客户 Lena 的订单 20931 已退款 80 元；她在申诉中询问处理人，已答复不予公开。",
+            },
         ]
     )
     assert "summary_elevated" in found

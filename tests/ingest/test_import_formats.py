@@ -155,3 +155,24 @@ def test_a_folder_of_every_format_imports_each_file_once() -> None:
     assert "Imported 10 of 10 file(s) into project 'fmt': 9 new event(s), 0 already there." in out
     formats = sorted({e.metadata["source_format"] for e in Event.objects.all()})
     assert formats == ["codex", "gemini", "langchain", "letta", "openhands"]
+
+
+def test_codex_rules_injected_again_after_a_compaction_are_retained(
+    django_capture_on_commit_callbacks,
+) -> None:
+    """End to end: AGENTS.md, which Codex injects again at the next turn, keeps its rules (the
+    event read them as missing and failed while the context after was the replacement alone)."""
+    with django_capture_on_commit_callbacks(execute=True):
+        _import(CODEX)
+    first = _events()[0]
+    first.refresh_from_db()
+    assert {r["id"]: r["state"] for r in first.report["rules"]} == dict.fromkeys(
+        [r["id"] for r in first.rules], "retained"
+    )
+
+
+def test_an_empty_file_in_a_folder_is_skipped_as_empty(tmp_path: Path) -> None:
+    shutil.copy(CODEX, tmp_path / CODEX.name)
+    (tmp_path / "rollout-2026-03-04T08-00-00-just-started.jsonl").write_text("", encoding="utf-8")
+    out = _import(tmp_path)
+    assert "rollout-2026-03-04T08-00-00-just-started.jsonl: skipped (empty file)" in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -73,7 +74,8 @@ class Command(BaseCommand):
                     f"rule set (version {result.rules_version})"
                 )
         for path in skipped:
-            self.stdout.write(f"{path}: skipped (not a transcript format ctxaudit reads)")
+            why = "empty file" if _empty(path) else "not a transcript format ctxaudit reads"
+            self.stdout.write(f"{path}: skipped ({why})")
         ok = len(files) - len(errors) - len(unknown)
         self.stdout.write(
             f"Imported {ok} of {len(files)} file(s) into project {project.name!r}: {created} new event(s), {existing} already there."
@@ -86,3 +88,11 @@ class Command(BaseCommand):
             )
         if errors:
             raise CommandError(f"{len(errors)} file(s) could not be read: " + "; ".join(errors))
+
+
+def _empty(path: Path) -> bool:
+    """A file with nothing in it yet (a session the tool has just created)."""
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False

@@ -149,3 +149,15 @@ def test_a_bound_kept_with_another_value_is_weakened_not_missing(rule: str, afte
 )
 def test_another_number_about_another_thing_is_another_rule(rule: str, after: str) -> None:
     assert one(rule, after).state is RuleState.MISSING
+
+
+def test_a_cap_stated_as_keep_within_is_the_same_prohibition() -> None:
+    """ "不得超过8000字" kept as "控制在8000字以内" is the bound turned, not the rule reversed (it read
+    'reversed: prohibition → obligation'); with another value, the threshold changed."""
+    assert (
+        one("每位译员每天的翻译量不得超过8000字。", "每位译员每天的翻译量控制在8000字以内。").state
+        is RuleState.RETAINED
+    )
+    r = one("每位译员每天的翻译量不得超过8000字。", "每位译员每天的翻译量一般控制在1.5万字以内。")
+    assert r.state is RuleState.WEAKENED
+    assert r.lost == ("阈值改变：8000 → 1.5万 / threshold changed: 8000 → 1.5万",)

@@ -277,6 +277,9 @@ def compare_clause(
         if child:
             credit[cid], how[cid] = 0.7, ("narrowed", child)
     # "不得超过三十行" = "最多 30 行": a prohibition to exceed is an upper bound, and the other way round
+    # (either way the bound turned, not the rule: "不得超过8000字" is no obligation reversed by
+    # "控制在1.5万字以内")
+    flipped = False
     for a, b in (("exceed", "limit"), ("limit", "exceed")):
         if (
             a in rc.concepts
@@ -285,10 +288,10 @@ def compare_clause(
             and (a == "limit" or rc.force is Force.PROHIBITION)
         ):
             credit[a], how[a] = 1.0, ("exact", b)
+            flipped = True
 
     # "Keep at least two replicas" = "no service may drop below 2 replicas": a floor is the
     # prohibition to fall below it, and the other way round
-    flipped = False
     for a, b in (("at_least", "fall_below"), ("fall_below", "at_least")):
         if a in rc.concepts and a not in credit and b in cand:
             credit[a], how[a] = 1.0, ("exact", b)

@@ -275,10 +275,10 @@ def check_system_block(a: Analysis) -> list[Finding]:
                     "summary_elevated",
                     Severity.HIGH,
                     bilingual(
-                        f"对话历史/摘要被放进了 {m.role} 角色（消息 #{i}），获得了与系统规则同等的权威，例如：“{quote.text}”。"
+                        f"对话历史/摘要被放进了 {m.role} 角色（消息 #{i}），获得了与系统规则同等的权威，例如：“{for_quote(quote.text)}”。"
                         "摘要应放在 user 角色并加【历史摘要】前缀。",
                         f"History/summary text was placed in the {m.role} role (message #{i}), where it carries the authority "
-                        f"of the system rules, e.g. “{quote.text}”. Summaries belong in the user role with a [History summary] "
+                        f"of the system rules, e.g. “{for_quote(quote.text)}”. Summaries belong in the user role with a [History summary] "
                         "prefix.",
                         zh,
                     ),
